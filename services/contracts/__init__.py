@@ -1,0 +1,1 @@
+"""Generated protobuf contracts: regenerate with ``python scripts/gen_protos.py``."""

@@ -1,0 +1,98 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Source(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SOURCE_UNSPECIFIED: _ClassVar[Source]
+    SOURCE_USER: _ClassVar[Source]
+    SOURCE_AGENT: _ClassVar[Source]
+    SOURCE_TOOL: _ClassVar[Source]
+    SOURCE_EXTERNAL: _ClassVar[Source]
+
+class Trust(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TRUST_UNSPECIFIED: _ClassVar[Trust]
+    TRUST_LOW: _ClassVar[Trust]
+    TRUST_MEDIUM: _ClassVar[Trust]
+    TRUST_HIGH: _ClassVar[Trust]
+
+class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ROLE_UNSPECIFIED: _ClassVar[Role]
+    ROLE_USER: _ClassVar[Role]
+    ROLE_ASSISTANT: _ClassVar[Role]
+    ROLE_TOOL: _ClassVar[Role]
+    ROLE_SYSTEM: _ClassVar[Role]
+SOURCE_UNSPECIFIED: Source
+SOURCE_USER: Source
+SOURCE_AGENT: Source
+SOURCE_TOOL: Source
+SOURCE_EXTERNAL: Source
+TRUST_UNSPECIFIED: Trust
+TRUST_LOW: Trust
+TRUST_MEDIUM: Trust
+TRUST_HIGH: Trust
+ROLE_UNSPECIFIED: Role
+ROLE_USER: Role
+ROLE_ASSISTANT: Role
+ROLE_TOOL: Role
+ROLE_SYSTEM: Role
+
+class RecordMeta(_message.Message):
+    __slots__ = ("source_turn_ids", "source", "trust", "time", "tags", "importance", "schema_version")
+    SOURCE_TURN_IDS_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    TRUST_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
+    SCHEMA_VERSION_FIELD_NUMBER: _ClassVar[int]
+    source_turn_ids: _containers.RepeatedScalarFieldContainer[str]
+    source: Source
+    trust: Trust
+    time: _timestamp_pb2.Timestamp
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    importance: float
+    schema_version: int
+    def __init__(self, source_turn_ids: _Optional[_Iterable[str]] = ..., source: _Optional[_Union[Source, str]] = ..., trust: _Optional[_Union[Trust, str]] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., schema_version: _Optional[int] = ...) -> None: ...
+
+class TimeRange(_message.Message):
+    __slots__ = ("start", "end")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    start: _timestamp_pb2.Timestamp
+    end: _timestamp_pb2.Timestamp
+    def __init__(self, start: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class Turn(_message.Message):
+    __slots__ = ("id", "session_id", "role", "speaker", "text", "meta")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    SPEAKER_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    META_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    session_id: str
+    role: Role
+    speaker: str
+    text: str
+    meta: RecordMeta
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., speaker: _Optional[str] = ..., text: _Optional[str] = ..., meta: _Optional[_Union[RecordMeta, _Mapping]] = ...) -> None: ...
+
+class ScoredTurn(_message.Message):
+    __slots__ = ("turn", "score")
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    turn: Turn
+    score: float
+    def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ..., score: _Optional[float] = ...) -> None: ...

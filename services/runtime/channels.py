@@ -1,0 +1,70 @@
+"""Client channels to other layers. Every call carries a deadline, the request id and the internal token.
+
+The deadline is the smaller of the call's own timeout and what is left of the incoming call's
+deadline, so a chain of calls never outlives the request that started it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Generic, TypeVar
+
+import grpc
+
+from hindsight.runtime.errors import Unavailable
+from hindsight.runtime.interceptors import REQUEST_ID_HEADER
+from hindsight.runtime.logs import deadline_var, request_id_var
+
+StubT = TypeVar("StubT")
+
+_CHANNEL_OPTIONS = (
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+    ("grpc.max_send_message_length", 64 * 1024 * 1024),
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.enable_retries", 1),
+)
+
+
+def remaining_budget(timeout: float) -> float:
+    """``timeout`` capped by the incoming call's remaining deadline (never below a millisecond)."""
+    deadline = deadline_var.get()
+    if deadline is None:
+        return timeout
+    return max(0.001, min(timeout, deadline - time.monotonic()))
+
+
+class LayerClient(Generic[StubT]):
+    """A channel to one layer and its stub. ``call`` is the only way to use it, so deadlines are never missed."""
+
+    def __init__(self, target: str, stub_class: type[StubT], *, token: str = "",
+                 default_timeout: float = 10.0) -> None:
+        if not target:
+            raise ValueError(f"no address configured for {stub_class.__name__}")
+        self.target = target
+        self.default_timeout = default_timeout
+        self._token = token
+        self._channel = grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS)
+        self.stub: StubT = stub_class(self._channel)  # type: ignore[call-arg]
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        items = []
+        if request_id := request_id_var.get():
+            items.append((REQUEST_ID_HEADER, request_id))
+        if self._token:
+            items.append(("authorization", f"Bearer {self._token}"))
+        return tuple(items)
+
+    async def call(self, method: str, request: Any, timeout: float | None = None) -> Any:
+        """Invoke ``stub.<method>(request)`` with a deadline; UNAVAILABLE becomes :class:`Unavailable`."""
+        rpc = getattr(self.stub, method)
+        budget = remaining_budget(timeout if timeout is not None else self.default_timeout)
+        try:
+            return await rpc(request, timeout=budget, metadata=self._metadata())
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise Unavailable(f"{self.target}: {exc.code().name}: {exc.details()}") from exc
+            raise
+
+    async def close(self) -> None:
+        """Close the channel."""
+        await self._channel.close()

@@ -1,0 +1,55 @@
+"""Domain errors and the gRPC status each maps to.
+
+Domain code raises these; the server interceptor turns them into statuses, so handlers stay thin
+and every service maps errors the same way.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+
+class HindsightError(Exception):
+    """Base of every error a caller should see as a status, not as INTERNAL."""
+
+    code = grpc.StatusCode.INTERNAL
+
+
+class InvalidArgument(HindsightError):
+    """The request is malformed; the message names the field."""
+
+    code = grpc.StatusCode.INVALID_ARGUMENT
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+
+
+class NotFound(HindsightError):
+    """The named record or session does not exist in this bank."""
+
+    code = grpc.StatusCode.NOT_FOUND
+
+
+class PermissionDenied(HindsightError):
+    """The caller's token does not grant the bank."""
+
+    code = grpc.StatusCode.PERMISSION_DENIED
+
+
+class Unauthenticated(HindsightError):
+    """No token, or an unknown one, where tokens are required."""
+
+    code = grpc.StatusCode.UNAUTHENTICATED
+
+
+class Unavailable(HindsightError):
+    """A store or another layer cannot be reached; retrying later may work."""
+
+    code = grpc.StatusCode.UNAVAILABLE
+
+
+class FailedPrecondition(HindsightError):
+    """The system is not in a state that allows the request (for example a model mismatch)."""
+
+    code = grpc.StatusCode.FAILED_PRECONDITION

@@ -1,0 +1,92 @@
+"""The server interceptor every service uses: request id, bank check, auth, error mapping, access log."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from hindsight.runtime.auth import Grants, bearer
+from hindsight.runtime.errors import HindsightError
+from hindsight.runtime.logs import bank_var, deadline_var, method_var, request_id_var
+from hindsight.runtime.validation import check_bank_id
+
+log = logging.getLogger("hindsight.access")
+
+REQUEST_ID_HEADER = "x-request-id"
+_UNGUARDED_PREFIXES = ("/grpc.health.", "/grpc.reflection.")
+
+
+def _metadata(context: grpc.aio.ServicerContext, key: str) -> str | None:
+    for item in context.invocation_metadata() or ():
+        if item.key == key:
+            return item.value if isinstance(item.value, str) else item.value.decode()
+    return None
+
+
+class ServiceInterceptor(grpc.aio.ServerInterceptor):
+    """Wraps every unary call of a service.
+
+    Sets the log context, checks that the bearer token grants the request's ``bank_id``, turns
+    :class:`HindsightError` into its status and anything else into INTERNAL (logged with a stack
+    trace), and writes one access-log line with the latency.
+    """
+
+    def __init__(self, grants: Grants) -> None:
+        self.grants = grants
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or handler.unary_unary is None or method.startswith(_UNGUARDED_PREFIXES):
+            return handler
+        inner = handler.unary_unary
+
+        async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            request_id = _metadata(context, REQUEST_ID_HEADER) or uuid.uuid4().hex
+            bank = getattr(request, "bank_id", "")
+            remaining = context.time_remaining()
+            tokens = [request_id_var.set(request_id), bank_var.set(bank), method_var.set(method)]
+            deadline_token = deadline_var.set(time.monotonic() + remaining if remaining is not None else None)
+            started = time.perf_counter()
+            code = grpc.StatusCode.OK
+            try:
+                await context.send_initial_metadata(((REQUEST_ID_HEADER, request_id),))
+                if hasattr(request, "bank_id"):
+                    check_bank_id(bank)
+                    self.grants.check(bearer(_metadata(context, "authorization")), bank)
+                return await inner(request, context)
+            except HindsightError as exc:
+                code = exc.code
+                await context.abort(exc.code, str(exc))
+            except grpc.aio.AioRpcError as exc:  # a layer we called failed: pass its status on
+                code = exc.code()
+                await context.abort(exc.code(), exc.details() or code.name)
+            except grpc.aio.AbortError:
+                code = getattr(context, "code", lambda: None)() or grpc.StatusCode.UNKNOWN
+                raise
+            except Exception:
+                code = grpc.StatusCode.INTERNAL
+                log.exception("unhandled error")
+                await context.abort(grpc.StatusCode.INTERNAL, f"internal error (request id {request_id})")
+            finally:
+                log.info("call", extra={"code": code.name,
+                                        "latency_ms": round((time.perf_counter() - started) * 1000, 2)})
+                request_id_var.reset(tokens[0])
+                bank_var.reset(tokens[1])
+                method_var.reset(tokens[2])
+                deadline_var.reset(deadline_token)
+
+        return grpc.unary_unary_rpc_method_handler(
+            guarded,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )

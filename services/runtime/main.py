@@ -1,0 +1,24 @@
+"""``main()`` for one service process: settings, logging, then serve until signalled."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, TypeVar
+
+from hindsight.runtime.logs import configure_logging
+from hindsight.runtime.server import ServiceSpec, serve_forever
+from hindsight.runtime.settings import ServerSettings, load
+
+SettingsT = TypeVar("SettingsT")
+
+
+def run_service(name: str, settings_class: type[SettingsT],
+                open_service: Callable[[SettingsT], AbstractAsyncContextManager[ServiceSpec]],
+                **overrides: Any) -> None:
+    """Load settings for ``name`` from the environment and serve until SIGTERM/SIGINT."""
+    server_settings = load(ServerSettings)
+    configure_logging(name, server_settings.log_level)
+    settings = load(settings_class, **overrides)
+    asyncio.run(serve_forever(lambda: open_service(settings), server_settings))

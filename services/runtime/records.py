@@ -1,0 +1,202 @@
+"""Domain types shared by every layer (turns and their metadata) and their protobuf conversions.
+
+Services work on these dataclasses; protobuf messages appear only in servicers and clients.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from hindsight.contracts.common.v1 import common_pb2
+from hindsight.runtime.errors import InvalidArgument
+from hindsight.runtime.validation import check_text
+
+SCHEMA_VERSION = 1
+"""Version of the record schema written by this code."""
+
+
+class Source(enum.Enum):
+    """Who produced a piece of content."""
+
+    USER = "user"
+    AGENT = "agent"
+    TOOL = "tool"
+    EXTERNAL = "external"
+
+
+class Trust(enum.IntEnum):
+    """How far a record may be believed; ordered."""
+
+    LOW = 1
+    MEDIUM = 2
+    HIGH = 3
+
+
+class Role(enum.Enum):
+    """Speaker role of a turn."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    SYSTEM = "system"
+
+
+DEFAULT_TRUST = {Source.USER: Trust.HIGH, Source.AGENT: Trust.MEDIUM, Source.TOOL: Trust.MEDIUM,
+                 Source.EXTERNAL: Trust.LOW}
+"""Trust a record gets from its source when the caller does not say: outside content starts low."""
+
+DEFAULT_SOURCE = {Role.USER: Source.USER, Role.ASSISTANT: Source.AGENT, Role.TOOL: Source.TOOL,
+                  Role.SYSTEM: Source.AGENT}
+
+_SOURCE_TO_PB = {Source.USER: common_pb2.SOURCE_USER, Source.AGENT: common_pb2.SOURCE_AGENT,
+                 Source.TOOL: common_pb2.SOURCE_TOOL, Source.EXTERNAL: common_pb2.SOURCE_EXTERNAL}
+_SOURCE_FROM_PB = {v: k for k, v in _SOURCE_TO_PB.items()}
+_TRUST_TO_PB = {Trust.LOW: common_pb2.TRUST_LOW, Trust.MEDIUM: common_pb2.TRUST_MEDIUM,
+                Trust.HIGH: common_pb2.TRUST_HIGH}
+_TRUST_FROM_PB = {v: k for k, v in _TRUST_TO_PB.items()}
+_ROLE_TO_PB = {Role.USER: common_pb2.ROLE_USER, Role.ASSISTANT: common_pb2.ROLE_ASSISTANT,
+               Role.TOOL: common_pb2.ROLE_TOOL, Role.SYSTEM: common_pb2.ROLE_SYSTEM}
+_ROLE_FROM_PB = {v: k for k, v in _ROLE_TO_PB.items()}
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+def to_timestamp(moment: datetime | None) -> Timestamp | None:
+    """A protobuf Timestamp, or None for no time."""
+    if moment is None:
+        return None
+    stamp = Timestamp()
+    stamp.FromDatetime(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    return stamp
+
+
+def from_timestamp(stamp: Timestamp | None) -> datetime | None:
+    """A timezone-aware datetime, or None when the Timestamp is unset."""
+    if stamp is None or (stamp.seconds == 0 and stamp.nanos == 0):
+        return None
+    return stamp.ToDatetime(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    """Half-open [start, end); None is open."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+
+    def contains(self, moment: datetime | None) -> bool:
+        """Whether ``moment`` falls in the range (an unknown time only matches an open range)."""
+        if moment is None:
+            return self.start is None and self.end is None
+        return (self.start is None or moment >= self.start) and (self.end is None or moment < self.end)
+
+    @classmethod
+    def from_pb(cls, message: common_pb2.TimeRange | None, field_name: str = "time_range") -> TimeRange:
+        """Convert, rejecting an inverted range."""
+        if message is None:
+            return cls()
+        result = cls(from_timestamp(message.start), from_timestamp(message.end))
+        if result.start and result.end and result.start >= result.end:
+            raise InvalidArgument(field_name, "start must be before end")
+        return result
+
+    def to_pb(self) -> common_pb2.TimeRange:
+        """Convert to protobuf."""
+        return common_pb2.TimeRange(start=to_timestamp(self.start), end=to_timestamp(self.end))
+
+
+@dataclass(frozen=True)
+class RecordMeta:
+    """Provenance, source, trust, time, tags and importance: what every record carries."""
+
+    source_turn_ids: tuple[str, ...] = ()
+    source: Source = Source.AGENT
+    trust: Trust = Trust.MEDIUM
+    time: datetime | None = None
+    tags: tuple[str, ...] = ()
+    importance: float = 0.0
+    schema_version: int = SCHEMA_VERSION
+
+    @classmethod
+    def from_pb(cls, message: common_pb2.RecordMeta, field_name: str = "meta",
+                default_source: Source = Source.AGENT) -> RecordMeta:
+        """Convert, filling source and trust defaults and checking importance."""
+        if not 0.0 <= message.importance <= 1.0:
+            raise InvalidArgument(f"{field_name}.importance", "must be between 0 and 1")
+        source = _SOURCE_FROM_PB.get(message.source, default_source)
+        trust = _TRUST_FROM_PB.get(message.trust, DEFAULT_TRUST[source])
+        return cls(source_turn_ids=tuple(message.source_turn_ids), source=source, trust=trust,
+                   time=from_timestamp(message.time) if message.HasField("time") else None,
+                   tags=tuple(dict.fromkeys(t.strip() for t in message.tags if t.strip())),
+                   importance=message.importance,
+                   schema_version=message.schema_version or SCHEMA_VERSION)
+
+    def to_pb(self) -> common_pb2.RecordMeta:
+        """Convert to protobuf."""
+        return common_pb2.RecordMeta(
+            source_turn_ids=list(self.source_turn_ids), source=_SOURCE_TO_PB[self.source],
+            trust=_TRUST_TO_PB[self.trust], time=to_timestamp(self.time), tags=list(self.tags),
+            importance=self.importance, schema_version=self.schema_version)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One conversation turn as retained."""
+
+    id: str
+    session_id: str
+    text: str
+    role: Role = Role.USER
+    speaker: str = ""
+    meta: RecordMeta = field(default_factory=RecordMeta)
+
+    @classmethod
+    def from_pb(cls, message: common_pb2.Turn, field_name: str = "turn") -> Turn:
+        """Convert and validate; a turn must have an id, a session and text."""
+        if not message.id:
+            raise InvalidArgument(f"{field_name}.id", "is required")
+        if len(message.id) > 256:
+            raise InvalidArgument(f"{field_name}.id", "must be at most 256 characters")
+        if not message.session_id:
+            raise InvalidArgument(f"{field_name}.session_id", "is required")
+        check_text(message.text, f"{field_name}.text")
+        role = _ROLE_FROM_PB.get(message.role, Role.USER)
+        meta = RecordMeta.from_pb(message.meta, f"{field_name}.meta", default_source=DEFAULT_SOURCE[role])
+        if not meta.source_turn_ids:
+            meta = replace(meta, source_turn_ids=(message.id,))
+        return cls(id=message.id, session_id=message.session_id, text=message.text, role=role,
+                   speaker=message.speaker, meta=meta)
+
+    def to_pb(self) -> common_pb2.Turn:
+        """Convert to protobuf."""
+        return common_pb2.Turn(id=self.id, session_id=self.session_id, role=_ROLE_TO_PB[self.role],
+                               speaker=self.speaker, text=self.text, meta=self.meta.to_pb())
+
+
+def role_from_name(name: str, field_name: str = "role") -> Role:
+    """Parse a role name ("user", "assistant", ...), naming the field on error."""
+    try:
+        return Role(name.strip().lower())
+    except ValueError:
+        raise InvalidArgument(field_name, f"must be one of {', '.join(r.value for r in Role)}") from None
+
+
+def source_from_name(name: str, field_name: str = "source") -> Source:
+    """Parse a source name ("user", "agent", "tool", "external"), naming the field on error."""
+    try:
+        return Source(name.strip().lower())
+    except ValueError:
+        raise InvalidArgument(field_name, f"must be one of {', '.join(s.value for s in Source)}") from None
+
+
+def content_id(*parts: str) -> str:
+    """A stable id from content, for records that must not be duplicated when derived twice."""
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]

@@ -1,0 +1,129 @@
+"""The one way every service starts, serves and stops.
+
+A service provides :class:`ServiceSpec` from an async context manager that opens its stores. The
+bootstrap adds the standard health service (liveness on the empty name, readiness on the service's
+full name, refreshed from the store check), server reflection and the shared interceptor, then
+serves until SIGTERM/SIGINT, when it reports NOT_SERVING and stops gracefully.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from hindsight.runtime.auth import Grants
+from hindsight.runtime.interceptors import ServiceInterceptor
+from hindsight.runtime.settings import ServerSettings
+
+log = logging.getLogger("hindsight.server")
+
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+async def always_ready() -> bool:
+    """Readiness for services without stores."""
+    return True
+
+
+@dataclass
+class ServiceSpec:
+    """What a service hands the bootstrap once its stores are open."""
+
+    name: str
+    """Fully qualified gRPC service name, e.g. ``hindsight.working.v1.WorkingMemoryService``."""
+    register: Callable[[grpc.aio.Server], None]
+    """Adds the servicer to the server."""
+    ready: Callable[[], Awaitable[bool]] = always_ready
+    """Readiness: are the stores reachable? Must be cheap and never raise."""
+
+
+ServiceFactory = Callable[[], AbstractAsyncContextManager[ServiceSpec]]
+
+
+@dataclass
+class RunningServer:
+    """A started server: its port and how to stop it."""
+
+    server: grpc.aio.Server
+    port: int
+    health: health.HealthServicer
+    spec: ServiceSpec
+    _readiness_task: asyncio.Task[None]
+
+    async def stop(self, grace: float) -> None:
+        """Report NOT_SERVING, let in-flight calls finish for ``grace`` seconds, then stop."""
+        self._readiness_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._readiness_task
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+
+
+async def _watch_readiness(spec: ServiceSpec, servicer: health.HealthServicer, interval: float) -> None:
+    status = None
+    while True:
+        try:
+            ok = await asyncio.wait_for(spec.ready(), timeout=max(interval, 1.0))
+        except Exception:
+            log.warning("readiness check failed", exc_info=True)
+            ok = False
+        new_status = SERVING if ok else NOT_SERVING
+        if new_status != status:
+            await servicer.set(spec.name, new_status)
+            log.info("readiness", extra={"service_name": spec.name, "serving": ok})
+            status = new_status
+        await asyncio.sleep(interval)
+
+
+async def start_server(spec: ServiceSpec, settings: ServerSettings) -> RunningServer:
+    """Start serving ``spec`` on ``settings.host:settings.port`` (0 picks a free port)."""
+    server = grpc.aio.server(interceptors=[ServiceInterceptor(Grants.parse(settings.tokens))])
+    spec.register(server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = (spec.name, health.SERVICE_NAME, reflection.SERVICE_NAME)
+    reflection.enable_server_reflection(names, server)
+    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    if port == 0:
+        raise OSError(f"could not bind {settings.host}:{settings.port}")
+    await server.start()
+    await health_servicer.set("", SERVING)  # liveness: the process answers
+    await health_servicer.set(spec.name, NOT_SERVING)  # readiness: set by the watcher
+    task = asyncio.create_task(_watch_readiness(spec, health_servicer, settings.readiness_interval))
+    if settings.port_file:
+        Path(settings.port_file).write_text(str(port))
+    log.info("listening", extra={"service_name": spec.name, "address": f"{settings.host}:{port}"})
+    return RunningServer(server, port, health_servicer, spec, task)
+
+
+@contextlib.asynccontextmanager
+async def running(factory: ServiceFactory, settings: ServerSettings) -> AsyncIterator[RunningServer]:
+    """Open the service's stores, serve, and on exit stop gracefully then close the stores."""
+    async with factory() as spec:
+        started = await start_server(spec, settings)
+        try:
+            yield started
+        finally:
+            await started.stop(settings.grace_seconds)
+
+
+async def serve_forever(factory: ServiceFactory, settings: ServerSettings) -> None:
+    """Serve until SIGTERM or SIGINT."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    async with running(factory, settings):
+        await stop.wait()
+        log.info("shutting down")

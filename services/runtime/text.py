@@ -1,0 +1,61 @@
+"""Keyword analysis shared by every layer that matches words: English words and Chinese n-grams.
+
+PostgreSQL's default parser does not segment Chinese, and whitespace splitting fails for it too, so
+CJK runs become character unigrams and bigrams while Latin text becomes lower-cased words without
+stop words. The same terms are used to index and to query, so both sides always agree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+_TOKEN = re.compile(r"[0-9a-zA-Z\u00c0-\u024f]+(?:['’][a-zA-Z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have
+having he her here hers herself him himself his how i if in into is it its itself just me more most my
+myself no nor not now of off on once only or other our ours ourselves out over own same she should so
+some such than that the their theirs them themselves then there these they this those through to too
+under until up very was we were what when where which while who whom why will with would you your
+yours yourself yourselves s t don didn doesn isn wasn weren won wouldn ll ve re d m o y also
+""".split())
+"""English function words: they match everything and so rank nothing."""
+
+
+def _latin_term(word: str) -> str:
+    word = word.lower().replace("’", "'")
+    if word.endswith("'s"):
+        word = word[:-2]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Index terms of ``text``, in order, with repeats: Latin words and CJK unigrams + bigrams."""
+    result: list[str] = []
+    for token in _TOKEN.findall(text):
+        if _CJK.match(token):
+            result.extend(token)
+            result.extend(token[i:i + 2] for i in range(len(token) - 1))
+        else:
+            word = _latin_term(token)
+            if word and word not in STOPWORDS:
+                result.append(word)
+    return result
+
+
+def term_counts(text: str) -> Counter[str]:
+    """Term frequencies of ``text``."""
+    return Counter(terms(text))
+
+
+def overlap_score(query_terms: Counter[str], document_terms: Counter[str]) -> float:
+    """A small, length-normalised overlap score for in-memory ranking (working memory, lessons)."""
+    if not query_terms or not document_terms:
+        return 0.0
+    shared = sum(min(count, document_terms[t]) for t, count in query_terms.items() if t in document_terms)
+    if not shared:
+        return 0.0
+    return shared / (sum(query_terms.values()) ** 0.5 * (sum(document_terms.values()) ** 0.5))
