@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -32,8 +31,15 @@ def generate(destination: Path) -> None:
     protos = sorted(str(p.relative_to(PROTO_ROOT)) for p in PROTO_ROOT.rglob("*.proto"))
     with tempfile.TemporaryDirectory() as raw:
         include = str(Path(protoc.__file__).parent / "_proto")
-        args = ["protoc", f"-I{PROTO_ROOT}", f"-I{include}", f"--python_out={raw}",
-                f"--pyi_out={raw}", f"--grpc_python_out={raw}", *protos]
+        args = [
+            "protoc",
+            f"-I{PROTO_ROOT}",
+            f"-I{include}",
+            f"--python_out={raw}",
+            f"--pyi_out={raw}",
+            f"--grpc_python_out={raw}",
+            *protos,
+        ]
         if protoc.main(args) != 0:
             raise SystemExit("protoc failed")
         generated = Path(raw) / "hindsight"
@@ -48,8 +54,11 @@ def generate(destination: Path) -> None:
 
 
 def _snapshot(directory: Path) -> dict[str, str]:
-    return {str(p.relative_to(directory)): p.read_text() for p in sorted(directory.rglob("*.py*"))
-            if "__pycache__" not in p.parts}
+    return {
+        str(p.relative_to(directory)): p.read_text()
+        for p in sorted(directory.rglob("*.py*"))
+        if "__pycache__" not in p.parts
+    }
 
 
 def is_fresh() -> bool:

@@ -34,10 +34,11 @@ def remaining_budget(timeout: float) -> float:
 
 
 class LayerClient(Generic[StubT]):
-    """A channel to one layer and its stub. ``call`` is the only way to use it, so deadlines are never missed."""
+    """A channel to one layer and its stub; ``call`` is the only way in, so no call lacks a deadline."""
 
-    def __init__(self, target: str, stub_class: type[StubT], *, token: str = "",
-                 default_timeout: float = 10.0) -> None:
+    def __init__(
+        self, target: str, stub_class: type[StubT], *, token: str = "", default_timeout: float = 10.0
+    ) -> None:
         if not target:
             raise ValueError(f"no address configured for {stub_class.__name__}")
         self.target = target

@@ -78,8 +78,10 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 log.exception("unhandled error")
                 await context.abort(grpc.StatusCode.INTERNAL, f"internal error (request id {request_id})")
             finally:
-                log.info("call", extra={"code": code.name,
-                                        "latency_ms": round((time.perf_counter() - started) * 1000, 2)})
+                log.info(
+                    "call",
+                    extra={"code": code.name, "latency_ms": round((time.perf_counter() - started) * 1000, 2)},
+                )
                 request_id_var.reset(tokens[0])
                 bank_var.reset(tokens[1])
                 method_var.reset(tokens[2])

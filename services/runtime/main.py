@@ -14,9 +14,12 @@ from hindsight.runtime.settings import ServerSettings, load
 SettingsT = TypeVar("SettingsT")
 
 
-def run_service(name: str, settings_class: type[SettingsT],
-                open_service: Callable[[SettingsT], AbstractAsyncContextManager[ServiceSpec]],
-                **overrides: Any) -> None:
+def run_service(
+    name: str,
+    settings_class: type[SettingsT],
+    open_service: Callable[[SettingsT], AbstractAsyncContextManager[ServiceSpec]],
+    **overrides: Any,
+) -> None:
     """Load settings for ``name`` from the environment and serve until SIGTERM/SIGINT."""
     server_settings = load(ServerSettings)
     configure_logging(name, server_settings.log_level)

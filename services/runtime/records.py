@@ -46,27 +46,53 @@ class Role(enum.Enum):
     SYSTEM = "system"
 
 
-DEFAULT_TRUST = {Source.USER: Trust.HIGH, Source.AGENT: Trust.MEDIUM, Source.TOOL: Trust.MEDIUM,
-                 Source.EXTERNAL: Trust.LOW}
+DEFAULT_TRUST = {
+    Source.USER: Trust.HIGH,
+    Source.AGENT: Trust.MEDIUM,
+    Source.TOOL: Trust.MEDIUM,
+    Source.EXTERNAL: Trust.LOW,
+}
 """Trust a record gets from its source when the caller does not say: outside content starts low."""
 
-DEFAULT_SOURCE = {Role.USER: Source.USER, Role.ASSISTANT: Source.AGENT, Role.TOOL: Source.TOOL,
-                  Role.SYSTEM: Source.AGENT}
+DEFAULT_SOURCE = {
+    Role.USER: Source.USER,
+    Role.ASSISTANT: Source.AGENT,
+    Role.TOOL: Source.TOOL,
+    Role.SYSTEM: Source.AGENT,
+}
 
-_SOURCE_TO_PB = {Source.USER: common_pb2.SOURCE_USER, Source.AGENT: common_pb2.SOURCE_AGENT,
-                 Source.TOOL: common_pb2.SOURCE_TOOL, Source.EXTERNAL: common_pb2.SOURCE_EXTERNAL}
+_SOURCE_TO_PB = {
+    Source.USER: common_pb2.SOURCE_USER,
+    Source.AGENT: common_pb2.SOURCE_AGENT,
+    Source.TOOL: common_pb2.SOURCE_TOOL,
+    Source.EXTERNAL: common_pb2.SOURCE_EXTERNAL,
+}
 _SOURCE_FROM_PB = {v: k for k, v in _SOURCE_TO_PB.items()}
-_TRUST_TO_PB = {Trust.LOW: common_pb2.TRUST_LOW, Trust.MEDIUM: common_pb2.TRUST_MEDIUM,
-                Trust.HIGH: common_pb2.TRUST_HIGH}
+_TRUST_TO_PB = {
+    Trust.LOW: common_pb2.TRUST_LOW,
+    Trust.MEDIUM: common_pb2.TRUST_MEDIUM,
+    Trust.HIGH: common_pb2.TRUST_HIGH,
+}
 _TRUST_FROM_PB = {v: k for k, v in _TRUST_TO_PB.items()}
-_ROLE_TO_PB = {Role.USER: common_pb2.ROLE_USER, Role.ASSISTANT: common_pb2.ROLE_ASSISTANT,
-               Role.TOOL: common_pb2.ROLE_TOOL, Role.SYSTEM: common_pb2.ROLE_SYSTEM}
+_ROLE_TO_PB = {
+    Role.USER: common_pb2.ROLE_USER,
+    Role.ASSISTANT: common_pb2.ROLE_ASSISTANT,
+    Role.TOOL: common_pb2.ROLE_TOOL,
+    Role.SYSTEM: common_pb2.ROLE_SYSTEM,
+}
 _ROLE_FROM_PB = {v: k for k, v in _ROLE_TO_PB.items()}
 
 
 def utcnow() -> datetime:
     """The current time, timezone-aware UTC."""
     return datetime.now(UTC)
+
+
+def as_utc(moment: datetime | None) -> datetime | None:
+    """``moment`` as timezone-aware UTC; a naive time is taken to be UTC already."""
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def to_timestamp(moment: datetime | None) -> Timestamp | None:
@@ -126,25 +152,35 @@ class RecordMeta:
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
-    def from_pb(cls, message: common_pb2.RecordMeta, field_name: str = "meta",
-                default_source: Source = Source.AGENT) -> RecordMeta:
+    def from_pb(
+        cls, message: common_pb2.RecordMeta, field_name: str = "meta", default_source: Source = Source.AGENT
+    ) -> RecordMeta:
         """Convert, filling source and trust defaults and checking importance."""
         if not 0.0 <= message.importance <= 1.0:
             raise InvalidArgument(f"{field_name}.importance", "must be between 0 and 1")
         source = _SOURCE_FROM_PB.get(message.source, default_source)
         trust = _TRUST_FROM_PB.get(message.trust, DEFAULT_TRUST[source])
-        return cls(source_turn_ids=tuple(message.source_turn_ids), source=source, trust=trust,
-                   time=from_timestamp(message.time) if message.HasField("time") else None,
-                   tags=tuple(dict.fromkeys(t.strip() for t in message.tags if t.strip())),
-                   importance=message.importance,
-                   schema_version=message.schema_version or SCHEMA_VERSION)
+        return cls(
+            source_turn_ids=tuple(message.source_turn_ids),
+            source=source,
+            trust=trust,
+            time=from_timestamp(message.time) if message.HasField("time") else None,
+            tags=tuple(dict.fromkeys(t.strip() for t in message.tags if t.strip())),
+            importance=message.importance,
+            schema_version=message.schema_version or SCHEMA_VERSION,
+        )
 
     def to_pb(self) -> common_pb2.RecordMeta:
         """Convert to protobuf."""
         return common_pb2.RecordMeta(
-            source_turn_ids=list(self.source_turn_ids), source=_SOURCE_TO_PB[self.source],
-            trust=_TRUST_TO_PB[self.trust], time=to_timestamp(self.time), tags=list(self.tags),
-            importance=self.importance, schema_version=self.schema_version)
+            source_turn_ids=list(self.source_turn_ids),
+            source=_SOURCE_TO_PB[self.source],
+            trust=_TRUST_TO_PB[self.trust],
+            time=to_timestamp(self.time),
+            tags=list(self.tags),
+            importance=self.importance,
+            schema_version=self.schema_version,
+        )
 
 
 @dataclass(frozen=True)
@@ -172,13 +208,25 @@ class Turn:
         meta = RecordMeta.from_pb(message.meta, f"{field_name}.meta", default_source=DEFAULT_SOURCE[role])
         if not meta.source_turn_ids:
             meta = replace(meta, source_turn_ids=(message.id,))
-        return cls(id=message.id, session_id=message.session_id, text=message.text, role=role,
-                   speaker=message.speaker, meta=meta)
+        return cls(
+            id=message.id,
+            session_id=message.session_id,
+            text=message.text,
+            role=role,
+            speaker=message.speaker,
+            meta=meta,
+        )
 
     def to_pb(self) -> common_pb2.Turn:
         """Convert to protobuf."""
-        return common_pb2.Turn(id=self.id, session_id=self.session_id, role=_ROLE_TO_PB[self.role],
-                               speaker=self.speaker, text=self.text, meta=self.meta.to_pb())
+        return common_pb2.Turn(
+            id=self.id,
+            session_id=self.session_id,
+            role=_ROLE_TO_PB[self.role],
+            speaker=self.speaker,
+            text=self.text,
+            meta=self.meta.to_pb(),
+        )
 
 
 def role_from_name(name: str, field_name: str = "role") -> Role:

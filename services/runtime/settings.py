@@ -63,8 +63,11 @@ def load(cls: type[T], environ: Mapping[str, str] | None = None, **overrides: An
 
 def describe(cls: type) -> list[tuple[str, Any, str]]:
     """(variable, default, help) for every field: used by ``hindsight config``-style help output."""
-    return [(f.metadata["env"], f.default, f.metadata["help"]) for f in dataclasses.fields(cls)
-            if "env" in f.metadata]
+    return [
+        (f.metadata["env"], f.default, f.metadata["help"])
+        for f in dataclasses.fields(cls)
+        if "env" in f.metadata
+    ]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,11 +77,16 @@ class ServerSettings:
     host: str = env("HINDSIGHT_HOST", "127.0.0.1", "Address to bind; loopback unless deployed.")
     port: int = env("HINDSIGHT_PORT", 0, "Port to bind; 0 picks a free one.")
     port_file: str = env("HINDSIGHT_PORT_FILE", "", "Write the bound port here once serving.")
-    tokens: str = env("HINDSIGHT_TOKENS", "",
-                      "Bearer tokens and the banks each grants: 'tok1=bank-a,bank-b;tok2=*'. Empty: open.")
-    internal_token: str = env("HINDSIGHT_INTERNAL_TOKEN", "",
-                              "Token this service presents when calling other layers.")
+    tokens: str = env(
+        "HINDSIGHT_TOKENS",
+        "",
+        "Bearer tokens and the banks each grants: 'tok1=bank-a,bank-b;tok2=*'. Empty: open.",
+    )
+    internal_token: str = env(
+        "HINDSIGHT_INTERNAL_TOKEN", "", "Token this service presents when calling other layers."
+    )
     grace_seconds: float = env("HINDSIGHT_GRACE_SECONDS", 5.0, "Time in-flight calls get on shutdown.")
     log_level: str = env("HINDSIGHT_LOG_LEVEL", "INFO", "Log level.")
-    readiness_interval: float = env("HINDSIGHT_READINESS_INTERVAL", 2.0,
-                                    "Seconds between readiness checks of the stores.")
+    readiness_interval: float = env(
+        "HINDSIGHT_READINESS_INTERVAL", 2.0, "Seconds between readiness checks of the stores."
+    )

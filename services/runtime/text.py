@@ -10,10 +10,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-_TOKEN = re.compile(r"[0-9a-zA-Z\u00c0-\u024f]+(?:['’][a-zA-Z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_TOKEN = re.compile(
+    r"[0-9a-zA-Z\u00c0-\u024f]+(?:['\u2019][a-zA-Z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
+)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a about above after again against all am an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further had has have
 having he her here hers herself him himself his how i if in into is it its itself just me more most my
@@ -21,12 +24,13 @@ myself no nor not now of off on once only or other our ours ourselves out over o
 some such than that the their theirs them themselves then there these they this those through to too
 under until up very was we were what when where which while who whom why will with would you your
 yours yourself yourselves s t don didn doesn isn wasn weren won wouldn ll ve re d m o y also
-""".split())
+""".split()
+)
 """English function words: they match everything and so rank nothing."""
 
 
 def _latin_term(word: str) -> str:
-    word = word.lower().replace("’", "'")
+    word = word.lower().replace("\u2019", "'")
     if word.endswith("'s"):
         word = word[:-2]
     return word
@@ -38,7 +42,7 @@ def terms(text: str) -> list[str]:
     for token in _TOKEN.findall(text):
         if _CJK.match(token):
             result.extend(token)
-            result.extend(token[i:i + 2] for i in range(len(token) - 1))
+            result.extend(token[i : i + 2] for i in range(len(token) - 1))
         else:
             word = _latin_term(token)
             if word and word not in STOPWORDS:

@@ -14,8 +14,9 @@ def check_bank_id(bank_id: str, field: str = "bank_id") -> str:
     if not bank_id:
         raise InvalidArgument(field, "is required")
     if not _BANK_ID.match(bank_id):
-        raise InvalidArgument(field, "must be 1-128 characters of letters, digits and ._:@- "
-                                     "starting with a letter or digit")
+        raise InvalidArgument(
+            field, "must be 1-128 characters of letters, digits and ._:@- starting with a letter or digit"
+        )
     return bank_id
 
 

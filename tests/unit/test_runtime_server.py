@@ -33,8 +33,11 @@ async def echo_service() -> AsyncIterator[ServiceSpec]:
     async def ready() -> bool:
         return True
 
-    yield ServiceSpec(SERVICE, lambda server: working_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(
-        EchoWindow(), server), ready)
+    yield ServiceSpec(
+        SERVICE,
+        lambda server: working_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(EchoWindow(), server),
+        ready,
+    )
 
 
 async def _wait_serving(channel: grpc.aio.Channel, name: str) -> int:
@@ -76,8 +79,9 @@ async def test_a_token_reaches_only_the_banks_it_grants() -> None:
         async def call(bank: str, token: str | None) -> grpc.StatusCode:
             metadata = (("authorization", f"Bearer {token}"),) if token else ()
             try:
-                await stub.GetWindow(working_pb2.GetWindowRequest(bank_id=bank, session_id="s"),
-                                     timeout=5, metadata=metadata)
+                await stub.GetWindow(
+                    working_pb2.GetWindowRequest(bank_id=bank, session_id="s"), timeout=5, metadata=metadata
+                )
             except grpc.aio.AioRpcError as exc:
                 return exc.code()
             return grpc.StatusCode.OK

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Bootstrap for a fresh machine with only python3: make .venv, install Hindsight into it, run a command.
+
+    python3 run.py up      # start the embedded memory service (same as `hindsight up`)
+    python3 run.py test    # run the whole test suite (lint, types, contracts, unit, integration, end to end)
+
+Any other arguments are passed to the `hindsight` command: `python3 run.py serve working`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+STAMP = VENV / ".hindsight-install-stamp"
+
+
+def _install_fingerprint(extras: str) -> str:
+    digest = hashlib.sha256(extras.encode())
+    for name in ("pyproject.toml", "setup.py"):
+        digest.update((ROOT / name).read_bytes())
+    return digest.hexdigest()
+
+
+def ensure_installed(with_tests: bool) -> None:
+    """Create .venv and install the package (editable) unless the same install is already there."""
+    if sys.version_info[:2] != (3, 11):
+        print(f"note: Hindsight is tested on Python 3.11; this is {sys.version.split()[0]}", file=sys.stderr)
+    extras = ".[test]" if with_tests else "."
+    fingerprint = _install_fingerprint(extras)
+    if STAMP.exists() and STAMP.read_text() in {fingerprint, _install_fingerprint(".[test]")}:
+        return
+    if not (BIN / "python").exists():
+        print("creating .venv ...", file=sys.stderr)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    print(f"installing {extras} into .venv (first run takes a few minutes) ...", file=sys.stderr)
+    pip = [str(BIN / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "--upgrade", "pip"], check=True)
+    subprocess.run([*pip, "-e", extras], cwd=ROOT, check=True)
+    STAMP.write_text(fingerprint)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in {"-h", "--help"}:
+        print(__doc__)
+        return 0
+    command, rest = argv[0], argv[1:]
+    ensure_installed(with_tests=command == "test")
+    if command == "test":
+        return subprocess.call([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT)
+    return subprocess.call([str(BIN / "hindsight"), command, *rest])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,139 @@
+"""``hindsight``: serve one layer, run every layer on loopback (``up``), probe health, or serve MCP on stdio.
+
+Heavy imports (a service, gRPC, the supervisor) happen inside the subcommand that needs them, so each
+subcommand starts only what it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from hindsight.cli.layers import BY_NAME, LAYERS
+from hindsight.runtime.logs import configure_logging
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """Run one layer in this process until SIGTERM/SIGINT (its ``main`` configures its own logging)."""
+    module = importlib.import_module(f"hindsight.{args.layer}.service")
+    if args.env_from_stdin:
+        # Started by ``hindsight up`` before the stores were ready: the import (the slow part) is done,
+        # now take the stores' settings, one JSON object on one line. EOF: the supervisor gave up.
+        line = sys.stdin.readline()
+        if not line.strip():
+            return 1
+        os.environ.update(json.loads(line))
+    module.main()
+    return 0
+
+
+def _up(args: argparse.Namespace) -> int:
+    from hindsight.cli.mesh import MeshOptions, resolve_home, run_mesh
+
+    configure_logging("mesh", os.environ.get("HINDSIGHT_LOG_LEVEL", "INFO"))
+    options = MeshOptions(
+        home=resolve_home(args.home), mcp_port=args.mcp_port, timeout=args.timeout, grace=args.grace
+    )
+    return run_mesh(options)
+
+
+def _healthcheck(args: argparse.Namespace) -> int:
+    """gRPC health Check: 0 when SERVING, 1 otherwise (the contract of Docker HEALTHCHECK)."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    configure_logging("healthcheck", os.environ.get("HINDSIGHT_LOG_LEVEL", "WARNING"))
+    service = BY_NAME[args.service].service if args.service in BY_NAME else args.service
+    label = f"{args.address} {service or '(liveness)'}"
+    with grpc.insecure_channel(args.address) as channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=service), timeout=args.timeout
+            )
+        except grpc.RpcError as exc:
+            code = exc.code() if isinstance(exc, grpc.Call) else None
+            print(f"{label}: {code.name if code else exc}", file=sys.stderr)
+            return 1
+    status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+    serving = reply.status == health_pb2.HealthCheckResponse.SERVING
+    print(f"{label}: {status}", file=sys.stdout if serving else sys.stderr)
+    return 0 if serving else 1
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    """MCP over stdio, in ``hindsight.cli.mcp_stdio``: stdout carries the protocol, logs go to stderr."""
+    configure_logging("mcp", os.environ.get("HINDSIGHT_LOG_LEVEL", "WARNING"))
+    module = importlib.import_module("hindsight.cli.mcp_stdio")
+    result = module.main(args)
+    return int(result or 0)
+
+
+def _default_address() -> str | None:
+    port = os.environ.get("HINDSIGHT_PORT", "")
+    return f"127.0.0.1:{port}" if port and port != "0" else None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``hindsight``."""
+    parser = argparse.ArgumentParser(prog="hindsight", description="Layered memory for LLM agents.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run one layer's gRPC service until stopped")
+    serve.add_argument("layer", choices=[layer.name for layer in LAYERS])
+    serve.add_argument("--env-from-stdin", action="store_true", help=argparse.SUPPRESS)  # used by `up`
+    serve.set_defaults(run=_serve)
+
+    up = commands.add_parser("up", help="run every layer on loopback, with embedded stores where none is set")
+    up.add_argument(
+        "--home", type=Path, default=None, help="data directory (default: $HINDSIGHT_HOME or ~/.hindsight)"
+    )
+    up.add_argument(
+        "--mcp-port",
+        type=int,
+        default=8765,
+        help="port of the MCP endpoint; a free one is used if it is taken (0: any free port)",
+    )
+    up.add_argument("--timeout", type=float, default=180.0, help="seconds every service has to become ready")
+    up.add_argument(
+        "--grace", type=float, default=10.0, help="seconds each service gets to stop before it is killed"
+    )
+    up.set_defaults(run=_up)
+
+    health = commands.add_parser("healthcheck", help="gRPC health check: exit 0 when SERVING")
+    default_address = _default_address()
+    health.add_argument(
+        "--address",
+        default=default_address,
+        required=default_address is None,
+        help="host:port of the service (default: 127.0.0.1:$HINDSIGHT_PORT)",
+    )
+    health.add_argument(
+        "--service",
+        default="",
+        help="full gRPC service name or layer name (default: '', the server's liveness)",
+    )
+    health.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the answer")
+    health.set_defaults(run=_healthcheck)
+
+    mcp = commands.add_parser("mcp", help="serve MCP on stdio, starting the mesh in the background if needed")
+    mcp.add_argument(
+        "--home", type=Path, default=None, help="data directory (default: $HINDSIGHT_HOME or ~/.hindsight)"
+    )
+    mcp.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the mesh to be ready")
+    mcp.set_defaults(run=_mcp)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``hindsight`` console script."""
+    args = build_parser().parse_args(argv)
+    sys.exit(args.run(args))
+
+
+if __name__ == "__main__":
+    main()

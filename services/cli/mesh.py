@@ -1,0 +1,634 @@
+"""The supervisor behind ``hindsight up``: every layer as its own process on loopback, one data directory.
+
+``HINDSIGHT_HOME`` (default ``~/.hindsight``) holds everything: the embedded stores (``postgres/``,
+``valkey/``, ``qdrant/``), each service's log (``logs/<service>.log``) and, while the mesh is ready,
+``mesh.json`` with its addresses. Stores given by the environment (``DATABASE_URL``, ``REDIS_URL``,
+``QDRANT_URL``) are used as they are; the missing ones are embedded.
+
+Start-up is parallel: the inference service (no store, slowest to warm) starts at once, the stores start
+side by side, then the five other services start together; readiness is watched through each service's
+gRPC health stream. Every child leads its own process group, so a Ctrl-C reaches only the supervisor,
+which stops the edge first, then the layers, then the stores. A child that dies stops the whole mesh:
+there is never a silent half-mesh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import grpc
+import psutil
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from hindsight.cli.layers import EDGE, LAYERS, Layer
+from hindsight.runtime.embedded import EmbeddedServer, EmbeddedServerError, start_postgres, start_valkey
+
+log = logging.getLogger(__name__)
+
+LOOPBACK = "127.0.0.1"
+READY_LINE = "hindsight ready"
+"""Start of the last line ``hindsight up`` prints once every service is ready."""
+MESH_FILE = "mesh.json"
+LOCK_FILE = "mesh.lock"
+_HEALTH_CHANNEL_OPTIONS = (
+    # A service is probed before it listens; retry the connection every ~100 ms instead of gRPC's
+    # default back-off (1 s, growing), which would add seconds to the start-up.
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 250),
+)
+
+
+class MeshError(RuntimeError):
+    """The mesh could not be started or reached."""
+
+
+def resolve_home(home: Path | str | None = None) -> Path:
+    """The data directory: ``home``, else ``$HINDSIGHT_HOME``, else ``~/.hindsight``."""
+    raw = home or os.environ.get("HINDSIGHT_HOME") or "~/.hindsight"
+    return Path(raw).expanduser().resolve()
+
+
+@dataclass(frozen=True)
+class MeshOptions:
+    """How ``hindsight up`` runs."""
+
+    home: Path
+    mcp_port: int = 8765
+    """Port of the MCP endpoint; a free one is used if it is taken; 0 picks a free one."""
+    timeout: float = 180.0
+    """Seconds from the start until every service must be ready."""
+    grace: float = 10.0
+    """Seconds each service gets to stop on SIGTERM before it is killed."""
+
+
+@dataclass
+class MeshInfo:
+    """A running mesh, as written to ``mesh.json``."""
+
+    pid: int
+    """Process id of the supervisor."""
+    pid_started: float
+    """Its start time, so that a reused pid is never mistaken for the mesh."""
+    home: str
+    addresses: dict[str, str]
+    """gRPC address (host:port) of every service, by layer name."""
+    mcp_url: str
+    """MCP streamable HTTP endpoint."""
+    database_url: str
+    redis_url: str
+    qdrant: str
+    """URL of the Qdrant server, or the directory of Qdrant local mode."""
+    children: dict[str, int] = field(default_factory=dict)
+    """Process id of every service, by layer name."""
+    startup_seconds: float = 0.0
+
+    @property
+    def memory_address(self) -> str:
+        """Address of the gRPC ``MemoryService`` (the edge)."""
+        return self.addresses[EDGE]
+
+    def to_json(self) -> str:
+        """The ``mesh.json`` text."""
+        return json.dumps(asdict(self), indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> MeshInfo:
+        """Parse ``mesh.json``; raises ValueError or KeyError when it is not one."""
+        data = json.loads(text)
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+def _started_at(pid: int) -> float | None:
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
+def _same_process(pid: int, started: float) -> bool:
+    created = _started_at(pid)
+    return created is not None and abs(created - started) < 1.0
+
+
+def read_mesh(home: Path | str | None = None) -> MeshInfo | None:
+    """The mesh running on ``home``, or None when there is none (no file, or its supervisor is gone)."""
+    path = resolve_home(home) / MESH_FILE
+    try:
+        info = MeshInfo.from_json(path.read_text())
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return info if _same_process(info.pid, info.pid_started) else None
+
+
+def _lock_is_held(home: Path) -> bool:
+    """Whether a supervisor holds ``home``'s lock (it is starting or running)."""
+    try:
+        fd = os.open(home / LOCK_FILE, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def ensure_mesh(home: Path | str | None = None, timeout: float = 180.0) -> MeshInfo:
+    """The running mesh on ``home``, or a new one: ``hindsight up`` detached in the background (its output in
+    ``logs/up.log``), waited for until ready. Used by the MCP stdio entry, which needs a mesh to talk to."""
+    home = resolve_home(home)
+    if info := read_mesh(home):
+        return info
+    logs = home / "logs"
+    logs.mkdir(mode=0o700, parents=True, exist_ok=True)
+    up_log = logs / "up.log"
+    command = [sys.executable, "-m", "hindsight.cli.main", "up", "--home", str(home)]
+    command += ["--timeout", str(timeout)]
+    with up_log.open("ab") as output:
+        offset = output.tell()
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    # The mesh outlives this process by design; while we live, reap it when it ends.
+    threading.Thread(target=process.wait, name="hindsight-up-reaper", daemon=True).start()
+    deadline = time.monotonic() + timeout + 30.0
+    while time.monotonic() < deadline:
+        if info := read_mesh(home):
+            return info
+        # It may have exited because another caller's mesh is starting on the same home: wait for that one.
+        if process.poll() is not None and not _lock_is_held(home):
+            raise MeshError(
+                f"hindsight up exited with code {process.returncode}; "
+                f"last lines of {up_log}:\n{_tail_since(up_log, offset)}"
+            )
+        time.sleep(0.1)
+    raise MeshError(f"the mesh in {home} was not ready within {timeout:.0f}s; see {up_log}")
+
+
+def _tail_since(path: Path, offset: int, lines: int = 30) -> str:
+    """The last lines written to ``path`` after ``offset`` (this run's output, not an earlier run's)."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(max(offset, os.path.getsize(path) - 64 * 1024))
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return f"(no log at {path})"
+    return "\n".join(text.splitlines()[-lines:]) or "(no output)"
+
+
+class _HomeLock:
+    """An exclusive ``flock`` on ``HOME/mesh.lock`` for the life of the supervisor.
+
+    The kernel drops it when the process dies, so a crash never leaves a stale lock. The file also
+    records the children's pids, so the next supervisor can stop services a crashed one left behind.
+    """
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / LOCK_FILE
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
+
+    def previous_children(self) -> list[tuple[int, float]]:
+        """(pid, start time) of the services the last supervisor recorded."""
+        try:
+            data = json.loads(self.path.read_text() or "{}")
+            return [(int(pid), float(started)) for pid, started in data.get("children", {}).values()]
+        except (OSError, ValueError, TypeError):
+            return []
+
+    def record(self, children: dict[str, tuple[int, float]]) -> None:
+        assert self._fd is not None
+        data = json.dumps({"pid": os.getpid(), "children": children}).encode()
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, data, 0)
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        os.ftruncate(self._fd, 0)
+        os.close(self._fd)  # closing the descriptor drops the lock
+        self._fd = None
+
+
+def _stop_leftover_services(lock: _HomeLock) -> None:
+    """Stop services a crashed supervisor left running (only processes whose start time matches)."""
+    leftovers = []
+    for pid, started in lock.previous_children():
+        if _same_process(pid, started):
+            with contextlib.suppress(psutil.Error):
+                process = psutil.Process(pid)
+                process.terminate()
+                leftovers.append(process)
+    if leftovers:
+        pids = [process.pid for process in leftovers]
+        log.warning("stopping services a previous mesh left running", extra={"pids": pids})
+        _, alive = psutil.wait_procs(leftovers, timeout=10)
+        for process in alive:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+
+
+def _free_ports(count: int) -> list[int]:
+    """``count`` distinct free loopback ports (all held open until every one is chosen)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sockets.append(sock)
+            sock.bind((LOOPBACK, 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the HTTP server will
+        try:
+            sock.bind((LOOPBACK, port))
+        except OSError:
+            return False
+    return True
+
+
+@dataclass
+class _Stores:
+    """Where the services find their stores."""
+
+    env: dict[str, str]
+    database_url: str
+    redis_url: str
+    qdrant: str
+    summary: str
+
+
+@dataclass
+class _Child:
+    """One service process."""
+
+    layer: Layer
+    address: str
+    process: asyncio.subprocess.Process
+    log_path: Path
+    log_offset: int
+    exited: asyncio.Task[int]
+    started: float
+
+    def tail(self) -> str:
+        return _tail_since(self.log_path, self.log_offset)
+
+
+async def _until_serving(address: str, service: str) -> None:
+    """Return once ``service`` at ``address`` reports SERVING on its health stream."""
+    async with grpc.aio.insecure_channel(address, options=_HEALTH_CHANNEL_OPTIONS) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        request = health_pb2.HealthCheckRequest(service=service)
+        while True:
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                async for reply in stub.Watch(request, wait_for_ready=True):
+                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                        return
+            await asyncio.sleep(0.1)  # the stream ended (the server is restarting its health): watch again
+
+
+def _say(message: str = "", error: bool = False) -> None:
+    print(message, file=sys.stderr if error else sys.stdout, flush=True)
+
+
+class _Mesh:
+    """One run of ``hindsight up``."""
+
+    def __init__(self, options: MeshOptions, lock: _HomeLock) -> None:
+        self.options = options
+        self.home = options.home
+        self.lock = lock
+        self.children: dict[str, _Child] = {}
+        self.stores: list[EmbeddedServer] = []
+        self.stop_requested = asyncio.Event()
+        self.force = asyncio.Event()
+        self.mesh_file = self.home / MESH_FILE
+        self.started = time.monotonic()
+        self.pid_started = _started_at(os.getpid()) or time.time()
+        """Start of this process: start-up times include the interpreter's, as the user waited for it."""
+
+    def _elapsed(self) -> float:
+        return time.time() - self.pid_started
+
+    def _on_signal(self) -> None:
+        if self.stop_requested.is_set():
+            self.force.set()  # a second Ctrl-C: stop waiting for graceful shutdowns
+        self.stop_requested.set()
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(signum, self._on_signal)
+        try:
+            return await self._start_and_supervise()
+        finally:
+            await self._shutdown()
+            self.mesh_file.unlink(missing_ok=True)
+
+    async def _start_and_supervise(self) -> int:
+        _say(f"hindsight: starting {len(LAYERS)} services in {self.home}")
+        *ports, mcp_port = _free_ports(len(LAYERS) + 1)
+        mcp_port = self._mcp_port(mcp_port)
+        addresses = {layer.name: f"{LOOPBACK}:{port}" for layer, port in zip(LAYERS, ports, strict=True)}
+        env = self._base_env(addresses)
+        edge_env = {"HINDSIGHT_MCP_HOST": LOOPBACK, "HINDSIGHT_MCP_PORT": str(mcp_port)}
+        # Everything starts now. Inference holds no store: it loads and warms its models at once. The
+        # others import their code (seconds of CPU) while the stores start, then wait for the stores'
+        # addresses on stdin.
+        for layer in LAYERS:
+            gated = layer.name != "inference"
+            await self._spawn(
+                layer, addresses[layer.name], env | (edge_env if layer.name == EDGE else {}), gated
+            )
+        try:
+            stores = await self._open_stores()
+        except EmbeddedServerError as exc:
+            _say(f"hindsight: {exc}", error=True)
+            await self._release(None)
+            return 1
+        _say(f"  stores: {stores.summary}")
+        await self._release(stores.env)
+        if self.stop_requested.is_set():
+            return 0
+        outcome = await self._wait_until_ready()
+        if outcome is not None:
+            return outcome
+        startup = self._elapsed()
+        info = MeshInfo(
+            pid=os.getpid(),
+            pid_started=self.pid_started,
+            home=str(self.home),
+            addresses=addresses,
+            mcp_url=f"http://{LOOPBACK}:{mcp_port}/mcp",
+            database_url=stores.database_url,
+            redis_url=stores.redis_url,
+            qdrant=stores.qdrant,
+            children={name: child.process.pid for name, child in self.children.items()},
+            startup_seconds=round(startup, 3),
+        )
+        self._write_mesh_file(info)
+        _say(f"MCP endpoint:       {info.mcp_url}")
+        _say(f"gRPC MemoryService: {info.memory_address}")
+        _say(f"home:               {self.home}")
+        _say(f"{READY_LINE} in {startup:.1f}s (Ctrl-C to stop)")
+        log.info("mesh ready", extra={"startup_seconds": info.startup_seconds, "mcp_url": info.mcp_url})
+        return await self._supervise()
+
+    def _mcp_port(self, spare: int) -> int:
+        wanted = self.options.mcp_port
+        if wanted == 0:
+            return spare
+        if _port_is_free(wanted):
+            return wanted
+        log.warning("MCP port is taken; using a free one", extra={"wanted": wanted, "port": spare})
+        _say(f"hindsight: port {wanted} is taken; the MCP endpoint uses port {spare}", error=True)
+        return spare
+
+    def _base_env(self, addresses: dict[str, str]) -> dict[str, str]:
+        env = dict(os.environ)
+        env.pop("HINDSIGHT_PORT_FILE", None)  # one file for six services would be wrong for five
+        env["HINDSIGHT_HOST"] = LOOPBACK
+        for layer in LAYERS:
+            if layer.address_env:
+                env[layer.address_env] = addresses[layer.name]
+        return env
+
+    async def _open_stores(self) -> _Stores:
+        """The stores from the environment, the missing ones embedded (PostgreSQL and Valkey in parallel)."""
+        environ = os.environ
+        database_url = environ.get("DATABASE_URL", "")
+        redis_url = environ.get("REDIS_URL", "")
+        starts = {}
+        if not database_url:
+            starts["postgres"] = asyncio.to_thread(start_postgres, self.home / "postgres")
+        if not redis_url:
+            starts["valkey"] = asyncio.to_thread(start_valkey, self.home / "valkey")
+        # Never cancelled: a server that started must be known, so the shutdown can stop it.
+        results = await asyncio.gather(*starts.values(), return_exceptions=True)
+        failures = []
+        for name, result in zip(starts, results, strict=True):
+            if isinstance(result, EmbeddedServer):
+                self.stores.append(result)
+                if name == "postgres":
+                    database_url = result.url
+                else:
+                    redis_url = result.url
+            elif isinstance(result, BaseException):
+                failures.append(result)
+        if failures:
+            if isinstance(failures[0], EmbeddedServerError):
+                raise failures[0]
+            raise EmbeddedServerError(f"an embedded store failed to start: {failures[0]!r}") from failures[0]
+        env = {"DATABASE_URL": database_url, "REDIS_URL": redis_url}
+        if qdrant := environ.get("QDRANT_URL", ""):
+            qdrant_summary = "Qdrant from QDRANT_URL"
+        else:
+            qdrant = environ.get("HINDSIGHT_QDRANT_PATH", "") or str(self.home / "qdrant")
+            env["HINDSIGHT_QDRANT_PATH"] = qdrant
+            qdrant_summary = f"Qdrant local ({qdrant})"
+        summary = ", ".join(
+            [
+                "PostgreSQL " + ("embedded" if "postgres" in starts else "from DATABASE_URL"),
+                "Valkey embedded" if "valkey" in starts else "Redis from REDIS_URL",
+                qdrant_summary,
+            ]
+        )
+        return _Stores(env, database_url, redis_url, qdrant, summary)
+
+    async def _spawn(self, layer: Layer, address: str, env: dict[str, str], gated: bool) -> None:
+        """Start ``hindsight serve <layer>``; a gated one waits for the stores' settings on stdin."""
+        logs = self.home / "logs"
+        log_path = logs / f"{layer.name}.log"
+        env = env | {"HINDSIGHT_PORT": address.rsplit(":", 1)[1]}
+        gate = ["--env-from-stdin"] if gated else []
+        with log_path.open("ab") as log_file:
+            offset = log_file.tell()
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "hindsight.cli.main",
+                "serve",
+                layer.name,
+                *gate,
+                stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=log_file,
+                env=env,
+                process_group=0,
+            )  # its own group: a terminal's Ctrl-C reaches only the supervisor
+        self.children[layer.name] = _Child(
+            layer, address, process, log_path, offset, asyncio.create_task(process.wait()), time.monotonic()
+        )
+        self.lock.record(
+            {
+                name: (child.process.pid, _started_at(child.process.pid) or 0.0)
+                for name, child in self.children.items()
+            }
+        )
+
+    async def _release(self, store_env: dict[str, str] | None) -> None:
+        """Hand the gated services the stores' settings (None: close their stdin, so they exit)."""
+        line = (json.dumps(store_env) + "\n").encode() if store_env is not None else b""
+        for child in self.children.values():
+            stdin = child.process.stdin
+            if stdin is None:
+                continue
+            with contextlib.suppress(ConnectionError):  # it died already: the readiness wait reports it
+                stdin.write(line)
+                await stdin.drain()
+            stdin.close()
+
+    async def _wait_until_ready(self) -> int | None:
+        """None once every service is SERVING; else the exit code (stop requested, a child died, timeout)."""
+        waits: dict[asyncio.Future[Any], _Child] = {
+            asyncio.create_task(_until_serving(child.address, child.layer.service)): child
+            for child in self.children.values()
+        }
+        exits: dict[asyncio.Future[Any], _Child] = {child.exited: child for child in self.children.values()}
+        stop: asyncio.Future[Any] = asyncio.create_task(self.stop_requested.wait())
+        pending = set(waits)
+        try:
+            while pending:
+                remaining = self.started + self.options.timeout - time.monotonic()
+                if remaining <= 0:
+                    return self._report_timeout([waits[task] for task in pending])
+                done, _ = await asyncio.wait(
+                    pending | exits.keys() | {stop}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+                )
+                if stop in done:
+                    return 0
+                for task in done & exits.keys():
+                    self._report_exit(exits[task], "during start-up")
+                    return 1
+                for task in done & pending:
+                    pending.discard(task)
+                    child = waits[task]
+                    _say(f"  {child.layer.name:<9} {child.address:<16} ready in {self._elapsed():.1f}s")
+            return None
+        finally:
+            for task in (*waits, stop):
+                task.cancel()
+            await asyncio.gather(*waits, stop, return_exceptions=True)
+
+    def _report_exit(self, child: _Child, when: str) -> None:
+        code = child.process.returncode
+        log.error("service exited", extra={"layer": child.layer.name, "code": code, "when": when})
+        _say(
+            f"hindsight: {child.layer.name} exited with code {code} {when}; "
+            f"last lines of {child.log_path}:\n{child.tail()}",
+            error=True,
+        )
+
+    def _report_timeout(self, late: list[_Child]) -> int:
+        names = ", ".join(child.layer.name for child in late)
+        _say(f"hindsight: not ready within {self.options.timeout:.0f}s: {names}", error=True)
+        for child in late:
+            _say(f"--- last lines of {child.log_path}:\n{child.tail()}", error=True)
+        return 1
+
+    def _write_mesh_file(self, info: MeshInfo) -> None:
+        temporary = self.mesh_file.with_suffix(".tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds store passwords
+        with os.fdopen(fd, "w") as handle:
+            handle.write(info.to_json())
+        os.replace(temporary, self.mesh_file)
+
+    async def _supervise(self) -> int:
+        """Serve until a stop is requested (exit 0) or a service dies (exit 1: no silent half-mesh)."""
+        exits: dict[asyncio.Future[Any], _Child] = {child.exited: child for child in self.children.values()}
+        stop: asyncio.Future[Any] = asyncio.create_task(self.stop_requested.wait())
+        done, _ = await asyncio.wait(exits.keys() | {stop}, return_when=asyncio.FIRST_COMPLETED)
+        if stop in done:
+            _say("hindsight: stopping")
+            return 0
+        stop.cancel()
+        for task in done:
+            self._report_exit(exits[task], "while serving; stopping the mesh")
+        return 1
+
+    async def _shutdown(self) -> None:
+        """The edge first (no new requests reach the layers), then the layers, then the stores."""
+        edge = [child for name, child in self.children.items() if name == EDGE]
+        await self._terminate(edge)
+        await self._terminate([child for name, child in self.children.items() if name != EDGE])
+        if self.children:
+            log.info(
+                "services stopped",
+                extra={"codes": {n: c.process.returncode for n, c in self.children.items()}},
+            )
+        await asyncio.gather(*(asyncio.to_thread(store.stop) for store in self.stores))
+        if self.stores:
+            log.info("stores stopped", extra={"stores": [store.name for store in self.stores]})
+
+    async def _terminate(self, children: list[_Child]) -> None:
+        """SIGTERM, up to ``grace`` seconds (less after a second Ctrl-C) to exit, then SIGKILL."""
+        alive = [child for child in children if child.process.returncode is None]
+        if not alive:
+            return
+        for child in alive:
+            with contextlib.suppress(ProcessLookupError):
+                child.process.terminate()
+        pending: set[asyncio.Future[Any]] = {child.exited for child in alive}
+        force = asyncio.create_task(self.force.wait())
+        deadline = time.monotonic() + self.options.grace
+        while pending and not force.done() and (remaining := deadline - time.monotonic()) > 0:
+            _, pending = await asyncio.wait(
+                pending | {force}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+            )
+            pending.discard(force)
+        force.cancel()
+        for child in alive:
+            if child.process.returncode is None:
+                log.warning("service did not stop in time; killing it", extra={"layer": child.layer.name})
+                with contextlib.suppress(ProcessLookupError):
+                    child.process.kill()
+        await asyncio.gather(*(child.exited for child in alive), return_exceptions=True)
+
+
+def run_mesh(options: MeshOptions) -> int:
+    """``hindsight up``: start the mesh, serve until Ctrl-C/SIGTERM (0) or until a service dies (1)."""
+    home = options.home
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (home / "logs").mkdir(mode=0o700, exist_ok=True)
+    lock = _HomeLock(home)
+    if not lock.acquire():
+        running = read_mesh(home)
+        where = f" (pid {running.pid}, MCP endpoint {running.mcp_url})" if running else ""
+        _say(f"hindsight: a mesh is already running on {home}{where}; not starting another", error=True)
+        return 1
+    try:
+        _stop_leftover_services(lock)
+        (home / MESH_FILE).unlink(missing_ok=True)  # a crashed run's file; its supervisor is gone
+        return asyncio.run(_Mesh(options, lock).run())
+    finally:
+        lock.release()

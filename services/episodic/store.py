@@ -1,0 +1,369 @@
+"""The episodic store: turns and episodes in PostgreSQL (psycopg 3 async, one connection pool).
+
+All SQL of the layer lives here. Tables sit in the layer's own schema (created by the migrations in
+``migrations/``); every statement names them schema-qualified, so no connection state is assumed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import psycopg
+from psycopg import AsyncConnection, sql
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from hindsight.episodic.models import Episode, Outcome
+from hindsight.episodic.paging import PageKey
+from hindsight.episodic.settings import EpisodicSettings
+from hindsight.runtime.errors import Unavailable
+from hindsight.runtime.migrations import load_migrations, migrate
+from hindsight.runtime.records import RecordMeta, Role, Source, TimeRange, Trust, Turn
+from hindsight.runtime.tsearch import tsquery_literal, tsvector_literal
+
+log = logging.getLogger(__name__)
+
+RANK_NORMALIZATION = 1
+"""ts_rank_cd normalisation: divide by 1 + log(document length), so long turns do not win by size alone."""
+
+_TURN_COLUMNS = sql.SQL(
+    "id, session_id, role, speaker, text, source, trust, occurred_at, tags, importance, "
+    "source_turn_ids, schema_version"
+)
+_EPISODE_COLUMNS = sql.SQL(
+    "id, session_id, situation, action, outcome, lesson, task_type, tools, result, source, trust, tags, "
+    "importance, source_turn_ids, occurred_at, recorded_at, schema_version"
+)
+
+
+@dataclass(frozen=True)
+class ScoredTurn:
+    """A turn found by keyword search, with its rank (higher is better, comparable within one search)."""
+
+    turn: Turn
+    score: float
+
+
+@dataclass(frozen=True)
+class RecordResult:
+    """How many turns of a request were new and how many were already stored."""
+
+    recorded: int
+    duplicates: int
+
+
+class EpisodicStore(Protocol):
+    """What episodic memory needs from its store."""
+
+    async def record_turns(self, bank_id: str, turns: Sequence[Turn]) -> RecordResult:
+        """Insert turns in one transaction; ids already stored in the bank are left unchanged."""
+        ...
+
+    async def search_turns(
+        self, bank_id: str, lexemes: Sequence[str], time_range: TimeRange, limit: int
+    ) -> list[ScoredTurn]:
+        """Live turns matching any lexeme, best first."""
+        ...
+
+    async def list_turns(self, bank_id: str, after: PageKey | None, limit: int) -> list[Turn]:
+        """Live turns in (time, id) order, starting after ``after``."""
+        ...
+
+    async def write_episode(self, bank_id: str, episode: Episode) -> Episode:
+        """Store an episode (its id must be set); an id already stored returns the stored episode."""
+        ...
+
+    async def list_episodes(
+        self, bank_id: str, session_id: str, before: PageKey | None, limit: int
+    ) -> list[Episode]:
+        """Episodes newest first, starting before ``before``; only ``session_id``'s when it is set."""
+        ...
+
+    async def forget_turns(self, bank_id: str, turn_ids: Sequence[str], hard: bool) -> int:
+        """Archive the live turns named (or delete them for good when ``hard``); returns how many."""
+        ...
+
+    async def ping(self) -> bool:
+        """Whether the database answers; never raises."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+def _turn_from_row(row: DictRow) -> Turn:
+    meta = RecordMeta(
+        source_turn_ids=tuple(row["source_turn_ids"]),
+        source=Source(row["source"]),
+        trust=Trust(row["trust"]),
+        time=row["occurred_at"],
+        tags=tuple(row["tags"]),
+        importance=row["importance"],
+        schema_version=row["schema_version"],
+    )
+    return Turn(
+        id=row["id"],
+        session_id=row["session_id"],
+        text=row["text"],
+        role=Role(row["role"]),
+        speaker=row["speaker"],
+        meta=meta,
+    )
+
+
+def _episode_from_row(row: DictRow) -> Episode:
+    meta = RecordMeta(
+        source_turn_ids=tuple(row["source_turn_ids"]),
+        source=Source(row["source"]),
+        trust=Trust(row["trust"]),
+        time=row["occurred_at"],
+        tags=tuple(row["tags"]),
+        importance=row["importance"],
+        schema_version=row["schema_version"],
+    )
+    return Episode(
+        id=row["id"],
+        session_id=row["session_id"],
+        situation=row["situation"],
+        action=row["action"],
+        outcome=row["outcome"],
+        lesson=row["lesson"],
+        task_type=row["task_type"],
+        tools=tuple(row["tools"]),
+        result=Outcome(row["result"]),
+        meta=meta,
+        recorded_at=row["recorded_at"],
+    )
+
+
+def _turn_params(bank_id: str, turn: Turn) -> dict[str, Any]:
+    meta = turn.meta
+    return {
+        "bank_id": bank_id,
+        "id": turn.id,
+        "session_id": turn.session_id,
+        "role": turn.role.value,
+        "speaker": turn.speaker,
+        "text": turn.text,
+        "source": meta.source.value,
+        "trust": int(meta.trust),
+        "occurred_at": meta.time,
+        "tags": list(meta.tags),
+        "importance": meta.importance,
+        "source_turn_ids": list(meta.source_turn_ids),
+        "schema_version": meta.schema_version,
+        "search_terms": tsvector_literal((turn.speaker, turn.text)),
+    }
+
+
+@contextlib.asynccontextmanager
+async def _unavailable_on_connection_errors() -> AsyncIterator[None]:
+    """A database that cannot be reached (or no free connection) is UNAVAILABLE, which callers may retry."""
+    try:
+        yield
+    except PoolTimeout as exc:
+        raise Unavailable("episodic store: no database connection available") from exc
+    except psycopg.OperationalError as exc:
+        raise Unavailable(f"episodic store unreachable: {exc}") from exc
+
+
+class PostgresEpisodicStore:
+    """:class:`EpisodicStore` on PostgreSQL."""
+
+    def __init__(
+        self, pool: AsyncConnectionPool[AsyncConnection[DictRow]], settings: EpisodicSettings
+    ) -> None:
+        self._pool = pool
+        self._acquire_timeout = settings.acquire_timeout_seconds
+        self._turns = sql.Identifier(settings.schema, "turns")
+        self._episodes = sql.Identifier(settings.schema, "episodes")
+
+    @classmethod
+    async def open(cls, settings: EpisodicSettings) -> PostgresEpisodicStore:
+        """Open the pool, wait for the database, and bring the schema up to date."""
+        pool: AsyncConnectionPool[AsyncConnection[DictRow]] = AsyncConnectionPool(
+            settings.database_url,
+            min_size=settings.pool_min_size,
+            max_size=settings.pool_max_size,
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            open=False,
+            name="episodic",
+            connection_class=AsyncConnection[DictRow],
+        )
+        try:
+            await pool.open(wait=True, timeout=settings.connect_timeout_seconds)
+            async with pool.connection(timeout=settings.connect_timeout_seconds) as conn:
+                applied = await migrate(conn, settings.schema, load_migrations("hindsight.episodic"))
+            log.info("episodic schema ready", extra={"schema": settings.schema, "applied": applied})
+        except BaseException:
+            await pool.close()
+            raise
+        return cls(pool, settings)
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[DictRow]]:
+        async with (
+            _unavailable_on_connection_errors(),
+            self._pool.connection(timeout=self._acquire_timeout) as conn,
+        ):
+            yield conn
+
+    async def record_turns(self, bank_id: str, turns: Sequence[Turn]) -> RecordResult:
+        statement = sql.SQL(
+            "INSERT INTO {turns} (bank_id, id, session_id, role, speaker, text, source, trust, occurred_at, "
+            "tags, importance, source_turn_ids, schema_version, search_terms) "
+            "VALUES (%(bank_id)s, %(id)s, %(session_id)s, %(role)s, %(speaker)s, %(text)s, %(source)s, "
+            "%(trust)s, coalesce(%(occurred_at)s::timestamptz, now()), %(tags)s, %(importance)s, "
+            "%(source_turn_ids)s, %(schema_version)s, %(search_terms)s::tsvector) "
+            "ON CONFLICT (bank_id, id) DO NOTHING"
+        ).format(turns=self._turns)
+        async with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
+            await cursor.executemany(statement, [_turn_params(bank_id, turn) for turn in turns])
+            recorded = max(cursor.rowcount, 0)
+        return RecordResult(recorded=recorded, duplicates=len(turns) - recorded)
+
+    async def search_turns(
+        self, bank_id: str, lexemes: Sequence[str], time_range: TimeRange, limit: int
+    ) -> list[ScoredTurn]:
+        query = tsquery_literal(lexemes)
+        if query is None:
+            return []
+        conditions = [
+            sql.SQL("bank_id = %(bank_id)s"),
+            sql.SQL("archived_at IS NULL"),
+            sql.SQL("search_terms @@ q.query"),
+        ]
+        if time_range.start is not None:
+            conditions.append(sql.SQL("occurred_at >= %(start)s"))
+        if time_range.end is not None:
+            conditions.append(sql.SQL("occurred_at < %(end)s"))
+        statement = sql.SQL(
+            "SELECT {columns}, ts_rank_cd(search_terms, q.query, {norm}) AS score "
+            "FROM {turns}, (SELECT %(query)s::tsquery AS query) AS q WHERE {where} "
+            "ORDER BY score DESC, occurred_at DESC, id LIMIT %(limit)s"
+        ).format(
+            columns=_TURN_COLUMNS,
+            norm=sql.Literal(RANK_NORMALIZATION),
+            turns=self._turns,
+            where=sql.SQL(" AND ").join(conditions),
+        )
+        params = {
+            "bank_id": bank_id,
+            "query": query,
+            "start": time_range.start,
+            "end": time_range.end,
+            "limit": limit,
+        }
+        async with self._connection() as conn:
+            rows = await (await conn.execute(statement, params)).fetchall()
+        return [ScoredTurn(_turn_from_row(row), float(row["score"])) for row in rows]
+
+    async def list_turns(self, bank_id: str, after: PageKey | None, limit: int) -> list[Turn]:
+        keyset = sql.SQL("AND (occurred_at, id) > (%(at)s, %(id)s) ") if after else sql.SQL("")
+        statement = sql.SQL(
+            "SELECT {columns} FROM {turns} WHERE bank_id = %(bank_id)s AND archived_at IS NULL {keyset}"
+            "ORDER BY occurred_at, id LIMIT %(limit)s"
+        ).format(columns=_TURN_COLUMNS, turns=self._turns, keyset=keyset)
+        params = {
+            "bank_id": bank_id,
+            "limit": limit,
+            "at": after.occurred_at if after else None,
+            "id": after.id if after else None,
+        }
+        async with self._connection() as conn:
+            rows = await (await conn.execute(statement, params)).fetchall()
+        return [_turn_from_row(row) for row in rows]
+
+    async def write_episode(self, bank_id: str, episode: Episode) -> Episode:
+        meta = episode.meta
+        insert = sql.SQL(
+            "INSERT INTO {episodes} (bank_id, id, session_id, situation, action, outcome, lesson, task_type, "
+            "tools, result, source, trust, tags, importance, source_turn_ids, occurred_at, schema_version, "
+            "search_terms) VALUES (%(bank_id)s, %(id)s, %(session_id)s, %(situation)s, %(action)s, "
+            "%(outcome)s, %(lesson)s, %(task_type)s, %(tools)s, %(result)s, %(source)s, %(trust)s, %(tags)s, "
+            "%(importance)s, %(source_turn_ids)s, coalesce(%(occurred_at)s::timestamptz, now()), "
+            "%(schema_version)s, %(search_terms)s::tsvector) "
+            "ON CONFLICT (bank_id, id) DO NOTHING RETURNING {columns}"
+        ).format(episodes=self._episodes, columns=_EPISODE_COLUMNS)
+        select = sql.SQL("SELECT {columns} FROM {episodes} WHERE bank_id = %s AND id = %s").format(
+            columns=_EPISODE_COLUMNS, episodes=self._episodes
+        )
+        params = {
+            "bank_id": bank_id,
+            "id": episode.id,
+            "session_id": episode.session_id,
+            "situation": episode.situation,
+            "action": episode.action,
+            "outcome": episode.outcome,
+            "lesson": episode.lesson,
+            "task_type": episode.task_type,
+            "tools": list(episode.tools),
+            "result": episode.result.value,
+            "source": meta.source.value,
+            "trust": int(meta.trust),
+            "tags": list(meta.tags),
+            "importance": meta.importance,
+            "source_turn_ids": list(meta.source_turn_ids),
+            "occurred_at": meta.time,
+            "schema_version": meta.schema_version,
+            "search_terms": tsvector_literal(episode.text_parts()),
+        }
+        async with self._connection() as conn, conn.transaction():
+            row = await (await conn.execute(insert, params)).fetchone()
+            if row is None:  # the id is already stored: writing it again is a no-op
+                row = await (await conn.execute(select, (bank_id, episode.id))).fetchone()
+        if row is None:
+            raise RuntimeError(f"episode {episode.id!r} neither inserted nor found")
+        return _episode_from_row(row)
+
+    async def list_episodes(
+        self, bank_id: str, session_id: str, before: PageKey | None, limit: int
+    ) -> list[Episode]:
+        conditions = [sql.SQL("bank_id = %(bank_id)s")]
+        if session_id:
+            conditions.append(sql.SQL("session_id = %(session_id)s"))
+        if before is not None:
+            conditions.append(sql.SQL("(occurred_at, id) < (%(at)s, %(id)s)"))
+        statement = sql.SQL(
+            "SELECT {columns} FROM {episodes} WHERE {where} ORDER BY occurred_at DESC, id DESC "
+            "LIMIT %(limit)s"
+        ).format(columns=_EPISODE_COLUMNS, episodes=self._episodes, where=sql.SQL(" AND ").join(conditions))
+        params = {
+            "bank_id": bank_id,
+            "session_id": session_id,
+            "limit": limit,
+            "at": before.occurred_at if before else None,
+            "id": before.id if before else None,
+        }
+        async with self._connection() as conn:
+            rows = await (await conn.execute(statement, params)).fetchall()
+        return [_episode_from_row(row) for row in rows]
+
+    async def forget_turns(self, bank_id: str, turn_ids: Sequence[str], hard: bool) -> int:
+        if hard:
+            statement = sql.SQL("DELETE FROM {turns} WHERE bank_id = %s AND id = ANY(%s)")
+        else:
+            statement = sql.SQL(
+                "UPDATE {turns} SET archived_at = now() "
+                "WHERE bank_id = %s AND id = ANY(%s) AND archived_at IS NULL"
+            )
+        async with self._connection() as conn:
+            cursor = await conn.execute(statement.format(turns=self._turns), (bank_id, list(turn_ids)))
+        return max(cursor.rowcount, 0)
+
+    async def ping(self) -> bool:
+        try:
+            async with self._pool.connection(timeout=2.0) as conn:
+                await conn.execute("SELECT 1")
+            return True
+        except Exception:
+            log.warning("episodic store did not answer", exc_info=True)
+            return False
+
+    async def close(self) -> None:
+        await self._pool.close()

@@ -1,0 +1,1 @@
+"""The inference layer: embeddings from local ONNX models, micro-batched, for every other layer."""

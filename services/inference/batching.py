@@ -1,0 +1,142 @@
+"""Micro-batching: texts from concurrent calls are coalesced into one model run.
+
+One model run over 32 texts costs little more than a run over one, so a worker waits a few
+milliseconds after the first text arrives for others to join, then runs the batch in a bounded
+executor so the event loop keeps answering while the model works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+
+import numpy as np
+from hindsight.runtime.errors import Unavailable
+
+log = logging.getLogger(__name__)
+
+EmbedFn = Callable[[Sequence[str]], np.ndarray]
+
+
+@dataclass
+class _Pending:
+    text: str
+    future: asyncio.Future[np.ndarray]
+
+
+@dataclass
+class BatchStats:
+    """What the batcher has done so far: the ratio tells how well calls are being coalesced."""
+
+    batches: int = 0
+    texts: int = 0
+
+
+class MicroBatcher:
+    """Coalesces texts from concurrent :meth:`embed` calls into batches of at most ``max_batch_size``.
+
+    Must be started and closed inside the event loop that calls it.
+    """
+
+    def __init__(
+        self, embed: EmbedFn, executor: Executor, *, max_batch_size: int, max_wait_ms: float
+    ) -> None:
+        if max_batch_size < 1:
+            raise ValueError("max_batch_size must be at least 1")
+        self._embed = embed
+        self._executor = executor
+        self._max_batch_size = max_batch_size
+        self._max_wait = max(0.0, max_wait_ms) / 1000
+        self._queue: asyncio.Queue[_Pending] = asyncio.Queue()
+        self._worker: asyncio.Task[None] | None = None
+        self.stats = BatchStats()
+
+    @property
+    def running(self) -> bool:
+        """True while the worker is alive and accepting texts."""
+        return self._worker is not None and not self._worker.done()
+
+    def start(self) -> None:
+        """Start the worker in the running loop."""
+        if self._worker is None:
+            self._worker = asyncio.get_running_loop().create_task(self._work(), name="embed-batcher")
+
+    async def close(self) -> None:
+        """Stop the worker; texts still queued fail with UNAVAILABLE."""
+        if self._worker is not None:
+            self._worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker
+        queued = []
+        while not self._queue.empty():
+            queued.append(self._queue.get_nowait())
+        _fail(queued, Unavailable("the inference service is shutting down"))
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for ``texts``, in order, computed together with whatever else is queued."""
+        if not self.running:
+            raise Unavailable("the embedding worker is not running")
+        loop = asyncio.get_running_loop()
+        futures = []
+        for text in texts:
+            future: asyncio.Future[np.ndarray] = loop.create_future()
+            self._queue.put_nowait(_Pending(text, future))
+            futures.append(future)
+        if not futures:
+            raise ValueError("nothing to embed")
+        rows = await asyncio.gather(*futures, return_exceptions=True)  # every failure retrieved, none leaks
+        for row in rows:
+            if isinstance(row, BaseException):
+                raise row
+        return np.stack(rows)  # type: ignore[arg-type]
+
+    async def _collect(self) -> list[_Pending]:
+        """The first queued text plus whatever joins within the wait, up to the batch size."""
+        loop = asyncio.get_running_loop()
+        batch = [await self._queue.get()]
+        deadline = loop.time() + self._max_wait
+        while len(batch) < self._max_batch_size:
+            if not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+                continue
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            try:
+                async with asyncio.timeout(remaining):
+                    batch.append(await self._queue.get())
+            except TimeoutError:
+                break
+        return batch
+
+    async def _work(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            batch = [p for p in await self._collect() if not p.future.done()]  # skip abandoned calls
+            if not batch:
+                continue
+            batch.sort(key=lambda p: len(p.text))  # similar lengths pad less inside the model
+            try:
+                vectors = await loop.run_in_executor(self._executor, self._embed, [p.text for p in batch])
+            except asyncio.CancelledError:
+                _fail(batch, Unavailable("the inference service is shutting down"))
+                raise
+            except Exception as exc:
+                log.exception("embedding batch failed", extra={"batch_size": len(batch)})
+                _fail(batch, exc)
+                continue
+            self.stats.batches += 1
+            self.stats.texts += len(batch)
+            for pending, row in zip(batch, vectors, strict=True):
+                if not pending.future.done():
+                    pending.future.set_result(row)
+
+
+def _fail(batch: list[_Pending], error: BaseException) -> None:
+    for pending in batch:
+        if not pending.future.done():
+            pending.future.set_exception(error)

@@ -1,0 +1,40 @@
+"""The inference service process: load and warm the models, then serve InferenceService."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import grpc
+from hindsight.contracts.inference.v1 import inference_pb2_grpc
+from hindsight.inference.engine import open_engine
+from hindsight.inference.servicer import InferenceServicer
+from hindsight.inference.settings import InferenceSettings
+from hindsight.runtime.main import run_service
+from hindsight.runtime.server import ServiceSpec
+
+SERVICE_NAME = "hindsight.inference.v1.InferenceService"
+
+
+@contextlib.asynccontextmanager
+async def open_service(settings: InferenceSettings) -> AsyncIterator[ServiceSpec]:
+    """Models are loaded, hashed and warmed up before the server starts, so readiness means warm."""
+    async with open_engine(settings) as engine:
+        servicer = InferenceServicer(engine, settings.max_texts)
+
+        def register(server: grpc.aio.Server) -> None:
+            inference_pb2_grpc.add_InferenceServiceServicer_to_server(servicer, server)
+
+        async def ready() -> bool:
+            return engine.ready()
+
+        yield ServiceSpec(SERVICE_NAME, register, ready)
+
+
+def main() -> None:
+    """Entry point of the inference service process."""
+    run_service("inference", InferenceSettings, open_service)
+
+
+if __name__ == "__main__":
+    main()

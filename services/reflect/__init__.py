@@ -1,0 +1,1 @@
+"""Reflective memory: lessons drawn from finished episodes, with confidence and hit counts."""

@@ -1,0 +1,49 @@
+"""Settings of the semantic layer: where Qdrant is and which inference service makes the vectors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hindsight.runtime.settings import env
+
+
+@dataclass(frozen=True)
+class SemanticSettings:
+    """How the semantic layer reaches Qdrant and the inference layer."""
+
+    qdrant_url: str = env(
+        "QDRANT_URL",
+        "",
+        "Qdrant server URL (e.g. http://qdrant:6333); empty uses local mode at HINDSIGHT_QDRANT_PATH.",
+    )
+    qdrant_api_key: str = env("QDRANT_API_KEY", "", "API key for the Qdrant server, if it requires one.")
+    qdrant_path: str = env(
+        "HINDSIGHT_QDRANT_PATH",
+        "",
+        "Directory of the local-mode Qdrant store; empty keeps vectors in memory (tests only).",
+    )
+    qdrant_timeout: int = env("HINDSIGHT_QDRANT_TIMEOUT", 10, "Seconds a Qdrant server request may take.")
+    collection_prefix: str = env(
+        "HINDSIGHT_SEMANTIC_COLLECTION_PREFIX",
+        "hs",
+        "Prefix of the collection name; the rest names the embedding model.",
+    )
+    inference_addr: str = env("HINDSIGHT_INFERENCE_ADDR", "", "Address (host:port) of the inference layer.")
+    internal_token: str = env(
+        "HINDSIGHT_INTERNAL_TOKEN", "", "Token this service presents when calling the inference layer."
+    )
+    embedding_model: str = env(
+        "HINDSIGHT_SEMANTIC_MODEL",
+        "",
+        "Embedding model to ask the inference layer for; empty means its default.",
+    )
+    inference_timeout: float = env(
+        "HINDSIGHT_INFERENCE_TIMEOUT",
+        30.0,
+        "Seconds one embedding call may take (capped by the caller's deadline).",
+    )
+    startup_timeout: float = env(
+        "HINDSIGHT_SEMANTIC_STARTUP_TIMEOUT",
+        30.0,
+        "Seconds to wait on start for the inference layer to answer ModelInfo.",
+    )

@@ -1,0 +1,78 @@
+"""The gRPC face of working memory: validates and converts protobuf, then calls the engine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import grpc
+
+from hindsight.contracts.common.v1 import common_pb2
+from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
+from hindsight.runtime.errors import InvalidArgument
+from hindsight.runtime.records import Turn
+from hindsight.runtime.validation import check_limit, check_text
+from hindsight.working.engine import WorkingMemory
+
+DEFAULT_WINDOW = 20
+MAX_WINDOW = 200
+DEFAULT_SEARCH_LIMIT = 10
+MAX_SEARCH_LIMIT = 100
+MAX_TURNS_PER_APPEND = 1000
+MAX_SESSION_ID_CHARS = 256
+MAX_QUERY_CHARS = 10_000
+
+
+def _check_session_id(session_id: str, field: str, required: bool) -> str:
+    if required and not session_id:
+        raise InvalidArgument(field, "is required")
+    if len(session_id) > MAX_SESSION_ID_CHARS:
+        raise InvalidArgument(field, f"must be at most {MAX_SESSION_ID_CHARS} characters")
+    return session_id
+
+
+def turns_from_pb(messages: Iterable[common_pb2.Turn], field: str = "turns") -> list[Turn]:
+    """Validate and convert the turns of a request, naming the offending element on error."""
+    items = list(messages)
+    if not items:
+        raise InvalidArgument(field, "must not be empty")
+    if len(items) > MAX_TURNS_PER_APPEND:
+        raise InvalidArgument(field, f"must hold at most {MAX_TURNS_PER_APPEND} turns")
+    turns = []
+    for index, message in enumerate(items):
+        name = f"{field}[{index}]"
+        _check_session_id(message.session_id, f"{name}.session_id", required=False)
+        turns.append(Turn.from_pb(message, name))
+    return turns
+
+
+class WorkingServicer(working_pb2_grpc.WorkingMemoryServiceServicer):
+    """WorkingMemoryService on a :class:`WorkingMemory`."""
+
+    def __init__(self, memory: WorkingMemory) -> None:
+        self._memory = memory
+
+    async def AppendTurns(
+        self, request: working_pb2.AppendTurnsRequest, context: grpc.aio.ServicerContext
+    ) -> working_pb2.AppendTurnsResponse:
+        turns = turns_from_pb(request.turns)
+        appended = await self._memory.append(request.bank_id, turns)
+        return working_pb2.AppendTurnsResponse(appended_count=appended)
+
+    async def GetWindow(
+        self, request: working_pb2.GetWindowRequest, context: grpc.aio.ServicerContext
+    ) -> working_pb2.GetWindowResponse:
+        session_id = _check_session_id(request.session_id, "session_id", required=True)
+        max_turns = check_limit(request.max_turns, "max_turns", DEFAULT_WINDOW, MAX_WINDOW)
+        turns = await self._memory.window(request.bank_id, session_id, max_turns)
+        return working_pb2.GetWindowResponse(turns=[turn.to_pb() for turn in turns])
+
+    async def SearchRecent(
+        self, request: working_pb2.SearchRecentRequest, context: grpc.aio.ServicerContext
+    ) -> working_pb2.SearchRecentResponse:
+        query = check_text(request.query, "query", MAX_QUERY_CHARS)
+        session_id = _check_session_id(request.session_id, "session_id", required=False)
+        limit = check_limit(request.limit, "limit", DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
+        hits = await self._memory.search(request.bank_id, query, session_id, limit)
+        return working_pb2.SearchRecentResponse(
+            hits=[common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score) for hit in hits]
+        )

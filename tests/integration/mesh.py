@@ -1,0 +1,106 @@
+"""Every layer served in-process on loopback, each with its real store, for tests of the edge."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import redis.asyncio as aioredis
+from psycopg import sql
+
+from hindsight.episodic.service import open_service as open_episodic
+from hindsight.episodic.settings import EpisodicSettings
+from hindsight.inference.service import open_service as open_inference
+from hindsight.inference.settings import InferenceSettings
+from hindsight.mcp_edge.settings import EdgeSettings
+from hindsight.reflect.service import open_service as open_reflect
+from hindsight.reflect.settings import ReflectSettings
+from hindsight.runtime.testing import serving
+from hindsight.semantic.service import open_service as open_semantic
+from hindsight.semantic.settings import SemanticSettings
+from hindsight.working.service import open_service as open_working
+from hindsight.working.settings import WorkingSettings
+
+
+@dataclass(frozen=True)
+class LayerAddresses:
+    """Where each layer of an in-process mesh listens."""
+
+    inference: str
+    working: str
+    episodic: str
+    semantic: str
+    reflect: str
+
+    def edge_settings(self, **overrides: object) -> EdgeSettings:
+        """Edge settings pointing at these layers (MCP HTTP off unless overridden)."""
+        values: dict[str, object] = {
+            "working_addr": self.working,
+            "episodic_addr": self.episodic,
+            "semantic_addr": self.semantic,
+            "reflect_addr": self.reflect,
+            "mcp_port": 0,
+            "recall_timeout": 5.0,
+        }
+        values.update(overrides)
+        return EdgeSettings(**values)  # type: ignore[arg-type]
+
+
+@contextlib.asynccontextmanager
+async def layer_mesh(database_url: str, redis_url: str, qdrant_path: Path) -> AsyncIterator[LayerAddresses]:
+    """Serve all five layers; schemas and key prefixes are unique to this mesh and dropped after."""
+    suffix = uuid.uuid4().hex[:10]
+    episodic_schema, reflect_schema = f"t_ep_{suffix}", f"t_rf_{suffix}"
+    async with contextlib.AsyncExitStack() as stack:
+        inference = await stack.enter_async_context(serving(lambda: open_inference(InferenceSettings())))
+        inference_addr = f"127.0.0.1:{inference.port}"
+        working = await stack.enter_async_context(
+            serving(lambda: open_working(WorkingSettings(redis_url=redis_url, prefix=f"t:{suffix}")))
+        )
+        episodic = await stack.enter_async_context(
+            serving(
+                lambda: open_episodic(EpisodicSettings(database_url=database_url, schema=episodic_schema))
+            )
+        )
+        episodic_addr = f"127.0.0.1:{episodic.port}"
+        semantic = await stack.enter_async_context(
+            serving(
+                lambda: open_semantic(
+                    SemanticSettings(qdrant_path=str(qdrant_path), inference_addr=inference_addr)
+                )
+            )
+        )
+        reflect = await stack.enter_async_context(
+            serving(
+                lambda: open_reflect(
+                    ReflectSettings(
+                        database_url=database_url, schema=reflect_schema, episodic_addr=episodic_addr
+                    )
+                )
+            )
+        )
+        try:
+            yield LayerAddresses(
+                inference=inference_addr,
+                working=f"127.0.0.1:{working.port}",
+                episodic=episodic_addr,
+                semantic=f"127.0.0.1:{semantic.port}",
+                reflect=f"127.0.0.1:{reflect.port}",
+            )
+        finally:
+            async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+                for schema in (episodic_schema, reflect_schema):
+                    await conn.execute(
+                        sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
+                    )
+            client = aioredis.from_url(redis_url)
+            try:
+                keys = [key async for key in client.scan_iter(match=f"t:{suffix}*")]
+                if keys:
+                    await client.delete(*keys)
+            finally:
+                await client.aclose()

@@ -1,0 +1,142 @@
+"""The inference service through a real gRPC server on loopback, with the real packaged model."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+
+import grpc
+import numpy as np
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
+from hindsight.inference.models import file_sha256, packaged_use_path
+from hindsight.inference.service import SERVICE_NAME, open_service
+from hindsight.inference.settings import InferenceSettings
+from hindsight.runtime.testing import channel_to, serving
+
+BANK = "bank-inference"
+
+
+@pytest.fixture(scope="module")
+async def channel() -> AsyncIterator[grpc.aio.Channel]:
+    """One server (one model load) for every test in this module."""
+    settings = InferenceSettings(max_texts=8)
+    async with serving(lambda: open_service(settings)) as server, channel_to(server) as channel:
+        yield channel
+
+
+@pytest.fixture
+def stub(channel: grpc.aio.Channel) -> inference_pb2_grpc.InferenceServiceStub:
+    return inference_pb2_grpc.InferenceServiceStub(channel)
+
+
+async def _embed(stub: inference_pb2_grpc.InferenceServiceStub, *texts: str, model: str = "") -> np.ndarray:
+    reply = await stub.Embed(inference_pb2.EmbedRequest(bank_id=BANK, texts=texts, model=model), timeout=10)
+    assert reply.model == "use-multilingual-v3"
+    assert reply.dimension == 512
+    return np.array([list(e.values) for e in reply.embeddings], dtype=np.float32)
+
+
+async def _status(
+    stub: inference_pb2_grpc.InferenceServiceStub, request: object, method: str = "Embed"
+) -> grpc.aio.AioRpcError:
+    with pytest.raises(grpc.aio.AioRpcError) as error:
+        await getattr(stub, method)(request, timeout=10)
+    return error.value
+
+
+async def test_readiness_reports_serving_once_the_model_is_warm(channel: grpc.aio.Channel) -> None:
+    health = health_pb2_grpc.HealthStub(channel)
+    statuses = []
+    watch = health.Watch(health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=5)
+    async for reply in watch:
+        statuses.append(reply.status)
+        if reply.status == health_pb2.HealthCheckResponse.SERVING:
+            break
+    watch.cancel()
+    assert statuses[-1] == health_pb2.HealthCheckResponse.SERVING
+
+
+async def test_embed_returns_one_unit_vector_of_512_dimensions_per_text_in_order(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    vectors = await _embed(stub, "The cat is sleeping on the sofa.", "上个季度利率大幅上升。")
+    assert vectors.shape == (2, 512)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    alone = await _embed(stub, "上个季度利率大幅上升。")
+    assert float(vectors[1] @ alone[0]) > 0.99
+
+
+async def test_paraphrases_are_closer_than_unrelated_text_within_and_across_languages(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    cat_en, nap_en, rates_en, cat_zh, nap_zh, rates_zh = await _embed(
+        stub,
+        "The cat is sleeping on the sofa.",
+        "A cat naps on the couch.",
+        "Interest rates rose sharply last quarter.",
+        "猫正在沙发上睡觉。",
+        "一只猫在长沙发上打盹。",
+        "上个季度利率大幅上升。",
+    )
+    assert cat_en @ nap_en > cat_en @ rates_en + 0.3
+    assert cat_zh @ nap_zh > cat_zh @ rates_zh + 0.3
+    assert cat_en @ cat_zh > cat_en @ rates_zh + 0.3
+    assert rates_zh @ rates_en > rates_zh @ nap_en + 0.3
+
+
+async def test_concurrent_calls_all_answer(stub: inference_pb2_grpc.InferenceServiceStub) -> None:
+    texts = [f"Note {i}: the deploy finished." for i in range(20)]
+    results = await asyncio.gather(*(_embed(stub, text) for text in texts))
+    assert all(result.shape == (1, 512) for result in results)
+
+
+async def test_an_empty_request_names_the_model_and_returns_no_vectors(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    assert (await _embed(stub)).shape == (0,)
+
+
+async def test_too_many_texts_are_rejected_naming_texts(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    error = await _status(stub, inference_pb2.EmbedRequest(bank_id=BANK, texts=["x"] * 9))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert (error.details() or "").startswith("texts:")
+
+
+async def test_an_empty_or_blank_text_is_rejected_naming_its_index(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    for blank in ("", "  \n"):
+        error = await _status(stub, inference_pb2.EmbedRequest(bank_id=BANK, texts=["fine", blank]))
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert (error.details() or "").startswith("texts[1]:")
+
+
+async def test_an_unknown_model_is_rejected_naming_model_in_both_methods(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    embed_error = await _status(stub, inference_pb2.EmbedRequest(bank_id=BANK, texts=["x"], model="gpt-9"))
+    info_error = await _status(stub, inference_pb2.ModelInfoRequest(model="gpt-9"), "ModelInfo")
+    for error in (embed_error, info_error):
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert (error.details() or "").startswith("model:")
+
+
+async def test_a_request_without_a_bank_is_rejected(stub: inference_pb2_grpc.InferenceServiceStub) -> None:
+    error = await _status(stub, inference_pb2.EmbedRequest(texts=["x"]))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "bank_id" in (error.details() or "")
+
+
+async def test_model_info_gives_the_dimension_and_the_hash_of_the_model_file(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    for name in ("", "use-multilingual-v3"):
+        info = await stub.ModelInfo(inference_pb2.ModelInfoRequest(model=name), timeout=10)
+        assert (info.name, info.dimension, info.max_length) == ("use-multilingual-v3", 512, 0)
+        assert re.fullmatch(r"[0-9a-f]{64}", info.content_hash)
+        assert info.content_hash == file_sha256(packaged_use_path())

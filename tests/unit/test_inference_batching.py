@@ -1,0 +1,132 @@
+"""Micro-batching and the engine around it, on the real packaged model."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from hindsight.inference.batching import EmbedFn, MicroBatcher
+from hindsight.inference.engine import InferenceEngine
+from hindsight.inference.models import Embedder, ModelRegistry, load_models
+from hindsight.inference.settings import InferenceSettings
+from hindsight.runtime.errors import Unavailable
+
+
+@pytest.fixture(scope="module")
+def registry() -> ModelRegistry:
+    """The packaged model, loaded once for this module."""
+    return load_models(InferenceSettings())
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[ThreadPoolExecutor]:
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        yield pool
+
+
+@pytest.fixture
+def model(registry: ModelRegistry) -> Embedder:
+    return registry.get()
+
+
+@contextlib.asynccontextmanager
+async def started(
+    embed: EmbedFn, executor: ThreadPoolExecutor, max_batch_size: int = 32, max_wait_ms: float = 3.0
+) -> AsyncIterator[MicroBatcher]:
+    batcher = MicroBatcher(embed, executor, max_batch_size=max_batch_size, max_wait_ms=max_wait_ms)
+    batcher.start()
+    try:
+        yield batcher
+    finally:
+        await batcher.close()
+
+
+def _assert_same_direction(actual: np.ndarray, expected: np.ndarray) -> None:
+    """Padding inside a batch moves the int8 model's vectors slightly, so compare directions."""
+    assert actual.shape == expected.shape
+    assert np.all(np.sum(actual * expected, axis=1) > 0.99)
+
+
+async def test_twenty_concurrent_single_text_calls_are_coalesced_into_fewer_batches(
+    model: Embedder, executor: ThreadPoolExecutor
+) -> None:
+    texts = [f"Sentence number {i} about memory." for i in range(20)]
+    async with started(model.embed, executor) as batcher:
+        results = await asyncio.gather(*(batcher.embed([text]) for text in texts))
+    assert batcher.stats.texts == 20
+    assert batcher.stats.batches < 20
+    _assert_same_direction(np.vstack(results), model.embed(texts))
+
+
+async def test_a_large_call_runs_in_bounded_batches_sorted_by_length_and_answers_in_order(
+    model: Embedder, executor: ThreadPoolExecutor
+) -> None:
+    seen: list[list[str]] = []
+
+    def recording(texts: Sequence[str]) -> np.ndarray:
+        seen.append(list(texts))
+        return model.embed(texts)
+
+    texts = [("word " * (i % 7 + 1)) + str(i) for i in range(70)]
+    async with started(recording, executor, max_batch_size=16) as batcher:
+        vectors = await batcher.embed(texts)
+    assert len(seen) == 5
+    assert all(len(batch) <= 16 for batch in seen)
+    assert all([len(t) for t in batch] == sorted(len(t) for t in batch) for batch in seen)
+    _assert_same_direction(vectors, model.embed(texts))
+
+
+async def test_a_failing_batch_fails_its_callers_and_the_worker_keeps_serving(
+    model: Embedder, executor: ThreadPoolExecutor
+) -> None:
+    def fragile(texts: Sequence[str]) -> np.ndarray:
+        if "boom" in texts:
+            raise RuntimeError("model crashed")
+        return model.embed(texts)
+
+    async with started(fragile, executor) as batcher:
+        with pytest.raises(RuntimeError, match="model crashed"):
+            await batcher.embed(["boom", "fine"])
+        assert (await batcher.embed(["fine"])).shape == (1, 512)
+        assert batcher.running
+
+
+async def test_a_closed_batcher_refuses_new_texts(model: Embedder, executor: ThreadPoolExecutor) -> None:
+    async with started(model.embed, executor) as batcher:
+        pass
+    assert not batcher.running
+    with pytest.raises(Unavailable):
+        await batcher.embed(["too late"])
+
+
+async def test_the_engine_cuts_long_texts_and_says_so_in_the_log(
+    registry: ModelRegistry, model: Embedder, executor: ThreadPoolExecutor, caplog: pytest.LogCaptureFixture
+) -> None:
+    head = "The cat is sleeping on the sofa."
+    async with started(model.embed, executor) as batcher:
+        engine = InferenceEngine(registry, {model.name: batcher}, max_chars=len(head))
+        with caplog.at_level(logging.INFO, logger="hindsight.inference.engine"):
+            result = await engine.embed([head + " Then it woke up and ate." * 10])
+    np.testing.assert_allclose(result.vectors, model.embed([head]), atol=1e-6)
+    record = next(r for r in caplog.records if "truncated" in r.getMessage())
+    assert record.__dict__["truncated"] == 1
+    assert record.__dict__["max_chars"] == len(head)
+
+
+async def test_the_engine_is_ready_only_after_warming_up_and_answers_no_texts_with_no_vectors(
+    registry: ModelRegistry, model: Embedder, executor: ThreadPoolExecutor
+) -> None:
+    async with started(model.embed, executor) as batcher:
+        engine = InferenceEngine(registry, {model.name: batcher}, max_chars=4096)
+        assert not engine.ready()
+        await engine.warm_up()
+        assert engine.ready()
+        assert engine.stats().batches == 1
+        empty = await engine.embed([])
+    assert (empty.model, empty.dimension, empty.vectors.shape) == (model.name, 512, (0, 512))
+    assert not engine.ready()
