@@ -35,7 +35,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _up(args: argparse.Namespace) -> int:
     from hindsight.cli.mesh import MeshOptions, resolve_home, run_mesh
 
-    configure_logging("mesh", os.environ.get("HINDSIGHT_LOG_LEVEL", "INFO"))
+    # The terminal shows the progress lines; the supervisor's own log says only what goes wrong unless asked.
+    configure_logging("mesh", os.environ.get("HINDSIGHT_LOG_LEVEL", "WARNING"))
     options = MeshOptions(
         home=resolve_home(args.home), mcp_port=args.mcp_port, timeout=args.timeout, grace=args.grace
     )

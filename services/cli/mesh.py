@@ -35,7 +35,14 @@ import psutil
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from hindsight.cli.layers import EDGE, LAYERS, Layer
-from hindsight.runtime.embedded import EmbeddedServer, EmbeddedServerError, start_postgres, start_valkey
+from hindsight.runtime.embedded import (
+    EmbeddedServer,
+    EmbeddedServerError,
+    log_tail,
+    start_postgres,
+    start_valkey,
+    wait_until_gone,
+)
 
 log = logging.getLogger(__name__)
 
@@ -175,21 +182,10 @@ def ensure_mesh(home: Path | str | None = None, timeout: float = 180.0) -> MeshI
         if process.poll() is not None and not _lock_is_held(home):
             raise MeshError(
                 f"hindsight up exited with code {process.returncode}; "
-                f"last lines of {up_log}:\n{_tail_since(up_log, offset)}"
+                f"last lines of {up_log}:\n{log_tail(up_log, offset=offset)}"
             )
         time.sleep(0.1)
     raise MeshError(f"the mesh in {home} was not ready within {timeout:.0f}s; see {up_log}")
-
-
-def _tail_since(path: Path, offset: int, lines: int = 30) -> str:
-    """The last lines written to ``path`` after ``offset`` (this run's output, not an earlier run's)."""
-    try:
-        with path.open("rb") as handle:
-            handle.seek(max(offset, os.path.getsize(path) - 64 * 1024))
-            text = handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return f"(no log at {path})"
-    return "\n".join(text.splitlines()[-lines:]) or "(no output)"
 
 
 class _HomeLock:
@@ -247,10 +243,12 @@ def _stop_leftover_services(lock: _HomeLock) -> None:
     if leftovers:
         pids = [process.pid for process in leftovers]
         log.warning("stopping services a previous mesh left running", extra={"pids": pids})
-        _, alive = psutil.wait_procs(leftovers, timeout=10)
-        for process in alive:
-            with contextlib.suppress(psutil.Error):
-                process.kill()
+        deadline = time.monotonic() + 10.0
+        for process in leftovers:
+            if not wait_until_gone(process, max(0.0, deadline - time.monotonic())):
+                with contextlib.suppress(psutil.Error):
+                    process.kill()
+                wait_until_gone(process, 5.0)
 
 
 def _free_ports(count: int) -> list[int]:
@@ -301,7 +299,7 @@ class _Child:
     started: float
 
     def tail(self) -> str:
-        return _tail_since(self.log_path, self.log_offset)
+        return log_tail(self.log_path, offset=self.log_offset)
 
 
 async def _until_serving(address: str, service: str) -> None:
@@ -376,10 +374,11 @@ class _Mesh:
             _say(f"hindsight: {exc}", error=True)
             await self._release(None)
             return 1
+        if self.stop_requested.is_set():
+            await self._release(None)
+            return 0
         _say(f"  stores: {stores.summary}")
         await self._release(stores.env)
-        if self.stop_requested.is_set():
-            return 0
         outcome = await self._wait_until_ready()
         if outcome is not None:
             return outcome

@@ -15,6 +15,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import numpy as np
+
 from hindsight.runtime.errors import Unavailable
 
 log = logging.getLogger(__name__)

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+
 from hindsight.inference.batching import BatchStats, MicroBatcher
 from hindsight.inference.models import ModelRegistry, load_models
 from hindsight.inference.settings import InferenceSettings

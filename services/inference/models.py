@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 import onnxruntime as ort
 import onnxruntime_extensions
+
 from hindsight.inference.settings import InferenceSettings
 from hindsight.runtime.errors import InvalidArgument
 

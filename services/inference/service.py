@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import grpc
+
 from hindsight.contracts.inference.v1 import inference_pb2_grpc
 from hindsight.inference.engine import open_engine
 from hindsight.inference.servicer import InferenceServicer

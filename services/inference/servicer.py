@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import grpc
+
 from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
 from hindsight.inference.engine import InferenceEngine
 from hindsight.runtime.errors import InvalidArgument

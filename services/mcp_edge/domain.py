@@ -104,3 +104,5 @@ class ForgetResult:
     """Turns archived or deleted in episodic memory."""
     unindexed_count: int
     """Records removed from the semantic index."""
+    working_removed_count: int
+    """Turns removed from live working-memory windows."""

@@ -265,20 +265,27 @@ class MemoryEngine:
         )
 
     async def forget(self, bank_id: str, turn_ids: Sequence[str], hard: bool = False) -> ForgetResult:
-        """Archive (or hard-delete) turns in episodic memory and drop them from the semantic index."""
+        """Archive (or hard-delete) turns in episodic memory, then drop them from working memory and index.
+
+        Episodic memory goes first, as the system of record. Forgetting is idempotent, so when a later
+        layer fails the whole call fails with UNAVAILABLE and is safe to repeat.
+        """
         if not turn_ids:
             raise InvalidArgument("turn_ids", "must not be empty")
+        ids = list(dict.fromkeys(turn_ids))
+        timeout = self.settings.write_timeout
         forgotten = await self.clients.episodic.call(
-            "ForgetTurns",
-            episodic_pb2.ForgetTurnsRequest(bank_id=bank_id, turn_ids=list(turn_ids), hard=hard),
-            self.settings.write_timeout,
+            "ForgetTurns", episodic_pb2.ForgetTurnsRequest(bank_id=bank_id, turn_ids=ids, hard=hard), timeout
         )
-        removed = await self.clients.semantic.call(
-            "Delete",
-            semantic_pb2.DeleteRequest(bank_id=bank_id, ids=list(turn_ids), source_turn_ids=list(turn_ids)),
-            self.settings.write_timeout,
+        working, removed = await asyncio.gather(
+            self.clients.working.call(
+                "ForgetTurns", working_pb2.ForgetTurnsRequest(bank_id=bank_id, turn_ids=ids), timeout
+            ),
+            self.clients.semantic.call(
+                "Delete", semantic_pb2.DeleteRequest(bank_id=bank_id, ids=ids, source_turn_ids=ids), timeout
+            ),
         )
-        return ForgetResult(forgotten.forgotten_count, removed.deleted_count)
+        return ForgetResult(forgotten.forgotten_count, removed.deleted_count, working.removed_count)
 
 
 @contextlib.asynccontextmanager

@@ -125,6 +125,7 @@ class ForgetOutput(BaseModel):
 
     forgotten_count: int
     unindexed_count: int
+    working_removed_count: int
 
 
 class ToolContext:
@@ -388,7 +389,11 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
             result = await engine.forget(access.bank(bank, ctx), turn_ids, hard=hard)
         except HindsightError as exc:
             raise _tool_error(exc) from exc
-        return ForgetOutput(forgotten_count=result.forgotten_count, unindexed_count=result.unindexed_count)
+        return ForgetOutput(
+            forgotten_count=result.forgotten_count,
+            unindexed_count=result.unindexed_count,
+            working_removed_count=result.working_removed_count,
+        )
 
     return server
 

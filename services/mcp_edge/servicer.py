@@ -125,5 +125,7 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
     ) -> memory_pb2.ForgetResponse:
         result = await self.engine.forget(request.bank_id, list(request.turn_ids), hard=request.hard)
         return memory_pb2.ForgetResponse(
-            forgotten_count=result.forgotten_count, unindexed_count=result.unindexed_count
+            forgotten_count=result.forgotten_count,
+            unindexed_count=result.unindexed_count,
+            working_removed_count=result.working_removed_count,
         )

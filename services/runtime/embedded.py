@@ -71,6 +71,8 @@ class EmbeddedServer:
     """The signal that shuts the server down cleanly (PostgreSQL: SIGINT, its fast shutdown)."""
     stop_timeout: float = 15.0
     """How long a clean shutdown may take before the process group is killed."""
+    runtime_files: tuple[Path, ...] = ()
+    """Files the server removes on a clean exit (a pid file), removed here whatever way it ended."""
 
     @property
     def pid(self) -> int:
@@ -86,6 +88,7 @@ class EmbeddedServer:
         with contextlib.suppress(Exception):
             atexit.unregister(self.stop)
         if self.process.poll() is not None:
+            self._remove_runtime_files()
             return
         with contextlib.suppress(ProcessLookupError):
             self.process.send_signal(self.stop_signal)
@@ -101,22 +104,28 @@ class EmbeddedServer:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
+        self._remove_runtime_files()
+
+    def _remove_runtime_files(self) -> None:
+        for path in self.runtime_files:
+            path.unlink(missing_ok=True)
 
     def log_tail(self, lines: int = 30) -> str:
         """The last lines of the server's log."""
         return log_tail(self.log_path, lines)
 
 
-def log_tail(path: Path, lines: int = 30) -> str:
-    """The last ``lines`` lines of a text file, or a note that it is missing."""
+def log_tail(path: Path, lines: int = 30, offset: int = 0) -> str:
+    """The last ``lines`` lines of a log written after byte ``offset`` (one run's output in a log that
+    several runs append to), or a note that there are none."""
     try:
         with path.open("rb") as handle:
             handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - 64 * 1024))
+            handle.seek(max(offset, handle.tell() - 64 * 1024))
             text = handle.read().decode("utf-8", errors="replace")
     except OSError:
         return f"(no log at {path})"
-    return "\n".join(text.splitlines()[-lines:])
+    return "\n".join(text.splitlines()[-lines:]) or "(no output)"
 
 
 @dataclass(frozen=True)
@@ -160,12 +169,14 @@ def _make_dir(path: Path) -> Path:
 def _spawn(
     name: str,
     argv: Sequence[str],
-    log_path: Path,
-    cwd: Path,
-    run_as: _RunAs | None,
-    stop_signal: int,
+    *,
     url: str,
     data_dir: Path,
+    log_path: Path,
+    cwd: Path,
+    run_as: _RunAs | None = None,
+    stop_signal: int = signal.SIGTERM,
+    runtime_files: tuple[Path, ...] = (),
 ) -> EmbeddedServer:
     """Start ``argv`` in its own process group with stdout and stderr appended to ``log_path``."""
     with log_path.open("ab") as log_file:
@@ -180,7 +191,7 @@ def _spawn(
             group=run_as.gid if run_as else None,
             extra_groups=[] if run_as else None,
         )
-    server = EmbeddedServer(name, url, data_dir, process, log_path, stop_signal)
+    server = EmbeddedServer(name, url, data_dir, process, log_path, stop_signal, runtime_files=runtime_files)
     atexit.register(server.stop)
     return server
 
@@ -214,14 +225,14 @@ def _stop_leftover(pid: int, names: Iterable[str], stop_signal: int) -> bool:
         process.send_signal(stop_signal)
     except psutil.Error:
         return False
-    if not _gone(process, 15.0):
+    if not wait_until_gone(process, 15.0):
         with contextlib.suppress(psutil.Error):
             process.kill()
-        _gone(process, 5.0)
+        wait_until_gone(process, 5.0)
     return True
 
 
-def _gone(process: psutil.Process, timeout: float) -> bool:
+def wait_until_gone(process: psutil.Process, timeout: float) -> bool:
     """Wait until ``process`` has exited. A zombie counts: it holds no port or file, and it is not our
     child to reap (its parent crashed, and init may take seconds to collect it)."""
     deadline = time.monotonic() + timeout
@@ -348,9 +359,17 @@ def _stop_leftover_postgres(pgdata: Path) -> None:
             pid_file.unlink()
 
 
-def _postgres_answers(url: str) -> bool:
+def _postgres_answers(url: str, pgdata: Path) -> bool:
+    """Whether the server accepts connections. It first says so in ``postmaster.pid`` (line 8, "ready"):
+    connecting before that could stall on a port that something else holds."""
     import psycopg
 
+    try:
+        lines = (pgdata / "postmaster.pid").read_text().splitlines()
+    except OSError:
+        return False
+    if len(lines) < 8 or lines[7].strip() != "ready":
+        return False
     try:
         with psycopg.connect(url, connect_timeout=2) as conn:
             conn.execute("SELECT 1")
@@ -401,15 +420,15 @@ def start_postgres(data_dir: Path, port: int = 0, timeout: float = 60.0) -> Embe
     server = _spawn(
         "postgres",
         argv,
-        log_path,
-        pgdata,
-        run_as,
-        signal.SIGINT,
-        f"postgresql://{credentials}/{DATABASE}",
-        data_dir,
+        url=f"postgresql://{credentials}/{DATABASE}",
+        data_dir=data_dir,
+        log_path=log_path,
+        cwd=pgdata,
+        run_as=run_as,
+        stop_signal=signal.SIGINT,
     )
     admin_url = f"postgresql://{credentials}/postgres"
-    _wait_until_ready(server, lambda: _postgres_answers(admin_url), timeout)
+    _wait_until_ready(server, lambda: _postgres_answers(admin_url, pgdata), timeout)
     try:
         _ensure_database(admin_url, DATABASE)
     except Exception:
@@ -455,9 +474,16 @@ def _valkey_config(port: int, data_dir: Path, pid_file: Path, password: str, max
 
 def _valkey_answers(port: int, password: str) -> bool:
     import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
 
     client = redis.Redis(
-        host=LOOPBACK, port=port, password=password, socket_connect_timeout=1, socket_timeout=2
+        host=LOOPBACK,
+        port=port,
+        password=password,
+        socket_connect_timeout=0.5,
+        socket_timeout=0.5,  # a local PING answers in microseconds; a silent port must not stall the loop
+        retry=Retry(NoBackoff(), 0),  # one try per probe: the start-up loop does the retrying
     )
     try:
         return bool(client.ping())
@@ -484,16 +510,14 @@ def start_valkey(
     fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds the password
     with os.fdopen(fd, "w") as handle:
         handle.write(_valkey_config(port, data_dir, pid_file, password, maxmemory))
-    log_path = data_dir / "valkey.log"
     server = _spawn(
         "valkey",
         [str(binary), str(config)],
-        log_path,
-        data_dir,
-        None,
-        signal.SIGTERM,
-        f"redis://:{quote(password, safe='')}@{LOOPBACK}:{port}/0",
-        data_dir,
+        url=f"redis://:{quote(password, safe='')}@{LOOPBACK}:{port}/0",
+        data_dir=data_dir,
+        log_path=data_dir / "valkey.log",
+        cwd=data_dir,
+        runtime_files=(pid_file,),
     )
     _wait_until_ready(server, lambda: _valkey_answers(port, password), timeout)
     log.info("embedded valkey ready", extra={"port": port, "data_dir": str(data_dir), "pid": server.pid})

@@ -74,7 +74,10 @@ async def _watch_readiness(spec: ServiceSpec, servicer: health.HealthServicer, i
     status = None
     while True:
         try:
-            ok = await asyncio.wait_for(spec.ready(), timeout=max(interval, 1.0))
+            # asyncio.timeout, not wait_for: on 3.11 wait_for swallows a cancel that lands as the check
+            # finishes, and stop() then waits forever for this loop to end
+            async with asyncio.timeout(max(interval, 1.0)):
+                ok = await spec.ready()
         except Exception:
             log.warning("readiness check failed", exc_info=True)
             ok = False

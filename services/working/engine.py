@@ -73,6 +73,10 @@ class WorkingMemory:
         """The last ``max_turns`` turns of the session, oldest first (empty when unknown or expired)."""
         return [entry.turn for entry in await self.store.window(bank_id, session_id, max_turns)]
 
+    async def forget(self, bank_id: str, turn_ids: Sequence[str]) -> int:
+        """Remove turns from every live window of the bank; returns how many were removed."""
+        return await self.store.forget(bank_id, list(dict.fromkeys(turn_ids))) if turn_ids else 0
+
     async def search(self, bank_id: str, query: str, session_id: str, limit: int) -> list[RecentHit]:
         """Recent turns of one session (or of the bank's live sessions) ranked against ``query``."""
         now = self.clock()

@@ -76,3 +76,13 @@ class WorkingServicer(working_pb2_grpc.WorkingMemoryServiceServicer):
         return working_pb2.SearchRecentResponse(
             hits=[common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score) for hit in hits]
         )
+
+    async def ForgetTurns(
+        self, request: working_pb2.ForgetTurnsRequest, context: grpc.aio.ServicerContext
+    ) -> working_pb2.ForgetTurnsResponse:
+        if not request.turn_ids:
+            raise InvalidArgument("turn_ids", "must not be empty")
+        if len(request.turn_ids) > MAX_TURNS_PER_APPEND:
+            raise InvalidArgument("turn_ids", f"must hold at most {MAX_TURNS_PER_APPEND} ids")
+        removed = await self._memory.forget(request.bank_id, list(request.turn_ids))
+        return working_pb2.ForgetTurnsResponse(removed_count=removed)

@@ -67,6 +67,10 @@ class WindowStore(Protocol):
         """The last ``per_session`` turns of each named session."""
         ...
 
+    async def forget(self, bank_id: str, turn_ids: Sequence[str]) -> int:
+        """Remove the turns from every window of the bank, atomically; return how many were removed."""
+        ...
+
     async def ping(self) -> bool:
         """Whether the store answers; never raises."""
         ...
@@ -256,6 +260,41 @@ class RedisWindowStore:
                 pipe.lrange(key, -per_session, -1)
             lists = await pipe.execute()
         return [entry for key, raws in zip(keys, lists, strict=True) for entry in _decode_all(raws, key)]
+
+    async def forget(self, bank_id: str, turn_ids: Sequence[str]) -> int:
+        doomed = set(turn_ids)
+        sessions_key = self._keys.sessions(bank_id)
+        async with _unavailable_on_connection_errors(), self._redis.pipeline(transaction=True) as pipe:
+            for attempt in range(_MAX_ATTEMPTS):
+                try:
+                    await pipe.watch(sessions_key)
+                    sessions = [str(session) for session in await pipe.zrange(sessions_key, 0, -1)]
+                    turn_keys = [self._keys.turns(bank_id, session) for session in sessions]
+                    if turn_keys:
+                        await pipe.watch(*turn_keys)
+                    kept: dict[str, list[str]] = {}
+                    removed = 0
+                    for session, key in zip(sessions, turn_keys, strict=True):
+                        raws = [str(raw) for raw in await pipe.lrange(key, 0, -1)]
+                        keep = [raw for raw in raws if decode_turn(raw).turn.id not in doomed]
+                        if len(keep) != len(raws):
+                            removed += len(raws) - len(keep)
+                            kept[session] = keep
+                    pipe.multi()
+                    for session, keep in kept.items():
+                        key = self._keys.turns(bank_id, session)
+                        ttl = self._settings.ttl_seconds
+                        pipe.delete(key)
+                        if keep:
+                            pipe.rpush(key, *keep)
+                            pipe.expire(key, ttl)
+                        pipe.zrem(self._keys.ids(bank_id, session), *doomed)
+                    await pipe.execute()
+                    return removed
+                except WatchError:
+                    log.debug("concurrent write during forget; retrying", extra={"attempt": attempt})
+                    await asyncio.sleep(random.uniform(0, min(_MAX_BACKOFF_SECONDS, 0.001 * 2**attempt)))
+        raise Unavailable("working memory is busy: too many concurrent writes to the same bank")
 
     async def ping(self) -> bool:
         try:

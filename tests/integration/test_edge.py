@@ -155,8 +155,8 @@ async def test_hard_forget_removes_a_turn_from_keyword_and_meaning_recall(layers
         reply = await stub.Forget(
             memory_pb2.ForgetRequest(bank_id="forget-bank", turn_ids=["secret-1"], hard=True), timeout=TIMEOUT
         )
-        assert (reply.forgotten_count, reply.unindexed_count) == (1, 1)
-        for layer in (memory_pb2.LAYER_EPISODIC, memory_pb2.LAYER_SEMANTIC):
+        assert (reply.forgotten_count, reply.unindexed_count, reply.working_removed_count) == (1, 1, 1)
+        for layer in (memory_pb2.LAYER_EPISODIC, memory_pb2.LAYER_SEMANTIC, memory_pb2.LAYER_WORKING):
             assert (
                 await _recall_ids(stub, "where is the PIN written down", bank="forget-bank", layers=[layer])
                 == []

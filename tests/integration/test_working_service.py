@@ -177,6 +177,28 @@ async def test_sessions_older_than_the_ttl_are_pruned_from_the_live_set(settings
         await store.close()
 
 
+async def test_forgotten_turns_leave_every_window_of_the_bank_and_only_that_bank(
+    settings: WorkingSettings,
+) -> None:
+    async with working(settings) as stub:
+        await append(
+            stub, "bank", turn("a1", "keep me"), turn("a2", "forget me"), turn("b1", "forget me", "s2")
+        )
+        await append(stub, "other", turn("a2", "same id, other bank"))
+        reply = await stub.ForgetTurns(working_pb2.ForgetTurnsRequest(bank_id="bank", turn_ids=["a2", "b1"]))
+        assert reply.removed_count == 2
+        assert await window_ids(stub, "bank") == ["a1"]
+        assert await window_ids(stub, "bank", session="s2") == []
+        assert await window_ids(stub, "other") == ["a2"]
+        again = await stub.ForgetTurns(working_pb2.ForgetTurnsRequest(bank_id="bank", turn_ids=["a2"]))
+        assert again.removed_count == 0
+        assert await append(stub, "bank", turn("a2", "retained again after forgetting")) == 1
+        with pytest.raises(grpc.aio.AioRpcError) as empty:
+            await stub.ForgetTurns(working_pb2.ForgetTurnsRequest(bank_id="bank"))
+        assert empty.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "turn_ids" in (empty.value.details() or "")
+
+
 async def test_validation_errors_name_the_field(settings: WorkingSettings) -> None:
     async with working(settings) as stub:
         cases = [

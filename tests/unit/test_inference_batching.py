@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+
 from hindsight.inference.batching import EmbedFn, MicroBatcher
 from hindsight.inference.engine import InferenceEngine
 from hindsight.inference.models import Embedder, ModelRegistry, load_models

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from hindsight.inference.models import (
     ModelRegistry,
     file_sha256,

@@ -140,9 +140,11 @@ class ForgetRequest(_message.Message):
     def __init__(self, bank_id: _Optional[str] = ..., turn_ids: _Optional[_Iterable[str]] = ..., hard: _Optional[bool] = ...) -> None: ...
 
 class ForgetResponse(_message.Message):
-    __slots__ = ("forgotten_count", "unindexed_count")
+    __slots__ = ("forgotten_count", "unindexed_count", "working_removed_count")
     FORGOTTEN_COUNT_FIELD_NUMBER: _ClassVar[int]
     UNINDEXED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    WORKING_REMOVED_COUNT_FIELD_NUMBER: _ClassVar[int]
     forgotten_count: int
     unindexed_count: int
-    def __init__(self, forgotten_count: _Optional[int] = ..., unindexed_count: _Optional[int] = ...) -> None: ...
+    working_removed_count: int
+    def __init__(self, forgotten_count: _Optional[int] = ..., unindexed_count: _Optional[int] = ..., working_removed_count: _Optional[int] = ...) -> None: ...

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from hindsight.contracts.common.v1 import common_pb2 as hindsight_dot_common_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"hindsight/working/v1/working.proto\x12\x14hindsight.working.v1\x1a hindsight/common/v1/common.proto\"O\n\x12\x41ppendTurnsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12(\n\x05turns\x18\x02 \x03(\x0b\x32\x19.hindsight.common.v1.Turn\"-\n\x13\x41ppendTurnsResponse\x12\x16\n\x0e\x61ppended_count\x18\x01 \x01(\r\"J\n\x10GetWindowRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x11\n\tmax_turns\x18\x03 \x01(\r\"=\n\x11GetWindowResponse\x12(\n\x05turns\x18\x01 \x03(\x0b\x32\x19.hindsight.common.v1.Turn\"X\n\x13SearchRecentRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\r\n\x05limit\x18\x04 \x01(\r\"E\n\x14SearchRecentResponse\x12-\n\x04hits\x18\x01 \x03(\x0b\x32\x1f.hindsight.common.v1.ScoredTurn2\xbf\x02\n\x14WorkingMemoryService\x12\x62\n\x0b\x41ppendTurns\x12(.hindsight.working.v1.AppendTurnsRequest\x1a).hindsight.working.v1.AppendTurnsResponse\x12\\\n\tGetWindow\x12&.hindsight.working.v1.GetWindowRequest\x1a\'.hindsight.working.v1.GetWindowResponse\x12\x65\n\x0cSearchRecent\x12).hindsight.working.v1.SearchRecentRequest\x1a*.hindsight.working.v1.SearchRecentResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"hindsight/working/v1/working.proto\x12\x14hindsight.working.v1\x1a hindsight/common/v1/common.proto\"O\n\x12\x41ppendTurnsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12(\n\x05turns\x18\x02 \x03(\x0b\x32\x19.hindsight.common.v1.Turn\"-\n\x13\x41ppendTurnsResponse\x12\x16\n\x0e\x61ppended_count\x18\x01 \x01(\r\"J\n\x10GetWindowRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x11\n\tmax_turns\x18\x03 \x01(\r\"=\n\x11GetWindowResponse\x12(\n\x05turns\x18\x01 \x03(\x0b\x32\x19.hindsight.common.v1.Turn\"X\n\x13SearchRecentRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\r\n\x05limit\x18\x04 \x01(\r\"E\n\x14SearchRecentResponse\x12-\n\x04hits\x18\x01 \x03(\x0b\x32\x1f.hindsight.common.v1.ScoredTurn\"7\n\x12\x46orgetTurnsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x10\n\x08turn_ids\x18\x02 \x03(\t\",\n\x13\x46orgetTurnsResponse\x12\x15\n\rremoved_count\x18\x01 \x01(\r2\xa3\x03\n\x14WorkingMemoryService\x12\x62\n\x0b\x41ppendTurns\x12(.hindsight.working.v1.AppendTurnsRequest\x1a).hindsight.working.v1.AppendTurnsResponse\x12\\\n\tGetWindow\x12&.hindsight.working.v1.GetWindowRequest\x1a\'.hindsight.working.v1.GetWindowResponse\x12\x65\n\x0cSearchRecent\x12).hindsight.working.v1.SearchRecentRequest\x1a*.hindsight.working.v1.SearchRecentResponse\x12\x62\n\x0b\x46orgetTurns\x12(.hindsight.working.v1.ForgetTurnsRequest\x1a).hindsight.working.v1.ForgetTurnsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,6 +44,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SEARCHRECENTREQUEST']._serialized_end=449
   _globals['_SEARCHRECENTRESPONSE']._serialized_start=451
   _globals['_SEARCHRECENTRESPONSE']._serialized_end=520
-  _globals['_WORKINGMEMORYSERVICE']._serialized_start=523
-  _globals['_WORKINGMEMORYSERVICE']._serialized_end=842
+  _globals['_FORGETTURNSREQUEST']._serialized_start=522
+  _globals['_FORGETTURNSREQUEST']._serialized_end=577
+  _globals['_FORGETTURNSRESPONSE']._serialized_start=579
+  _globals['_FORGETTURNSRESPONSE']._serialized_end=623
+  _globals['_WORKINGMEMORYSERVICE']._serialized_start=626
+  _globals['_WORKINGMEMORYSERVICE']._serialized_end=1045
 # @@protoc_insertion_point(module_scope)

@@ -54,3 +54,17 @@ class SearchRecentResponse(_message.Message):
     HITS_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[_common_pb2.ScoredTurn]
     def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.ScoredTurn, _Mapping]]] = ...) -> None: ...
+
+class ForgetTurnsRequest(_message.Message):
+    __slots__ = ("bank_id", "turn_ids")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_IDS_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    turn_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bank_id: _Optional[str] = ..., turn_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ForgetTurnsResponse(_message.Message):
+    __slots__ = ("removed_count",)
+    REMOVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    removed_count: int
+    def __init__(self, removed_count: _Optional[int] = ...) -> None: ...

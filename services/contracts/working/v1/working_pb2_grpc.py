@@ -50,6 +50,11 @@ class WorkingMemoryServiceStub:
                 request_serializer=hindsight_dot_working_dot_v1_dot_working__pb2.SearchRecentRequest.SerializeToString,
                 response_deserializer=hindsight_dot_working_dot_v1_dot_working__pb2.SearchRecentResponse.FromString,
                 _registered_method=True)
+        self.ForgetTurns = channel.unary_unary(
+                '/hindsight.working.v1.WorkingMemoryService/ForgetTurns',
+                request_serializer=hindsight_dot_working_dot_v1_dot_working__pb2.ForgetTurnsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_working_dot_v1_dot_working__pb2.ForgetTurnsResponse.FromString,
+                _registered_method=True)
 
 
 class WorkingMemoryServiceServicer:
@@ -77,6 +82,13 @@ class WorkingMemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ForgetTurns(self, request, context):
+        """Removes turns from every window of a bank (forgotten turns must not linger in live sessions).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkingMemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -94,6 +106,11 @@ def add_WorkingMemoryServiceServicer_to_server(servicer, server):
                     servicer.SearchRecent,
                     request_deserializer=hindsight_dot_working_dot_v1_dot_working__pb2.SearchRecentRequest.FromString,
                     response_serializer=hindsight_dot_working_dot_v1_dot_working__pb2.SearchRecentResponse.SerializeToString,
+            ),
+            'ForgetTurns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForgetTurns,
+                    request_deserializer=hindsight_dot_working_dot_v1_dot_working__pb2.ForgetTurnsRequest.FromString,
+                    response_serializer=hindsight_dot_working_dot_v1_dot_working__pb2.ForgetTurnsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -178,6 +195,33 @@ class WorkingMemoryService:
             '/hindsight.working.v1.WorkingMemoryService/SearchRecent',
             hindsight_dot_working_dot_v1_dot_working__pb2.SearchRecentRequest.SerializeToString,
             hindsight_dot_working_dot_v1_dot_working__pb2.SearchRecentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForgetTurns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.working.v1.WorkingMemoryService/ForgetTurns',
+            hindsight_dot_working_dot_v1_dot_working__pb2.ForgetTurnsRequest.SerializeToString,
+            hindsight_dot_working_dot_v1_dot_working__pb2.ForgetTurnsResponse.FromString,
             options,
             channel_credentials,
             insecure,

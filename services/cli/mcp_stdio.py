@@ -1,0 +1,45 @@
+"""``hindsight mcp``: MCP over stdio for desktop clients.
+
+It attaches to the mesh that ``hindsight up`` runs on the same home (starting one in the background if
+none runs) and serves the edge's tools in this process, talking to the mesh's layers directly. Stdout
+carries only the protocol; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+
+from hindsight.cli.mesh import MeshInfo, ensure_mesh
+from hindsight.mcp_edge.engine import open_engine
+from hindsight.mcp_edge.mcp_server import build_mcp_server
+from hindsight.mcp_edge.settings import EdgeSettings
+from hindsight.runtime.auth import Grants
+from hindsight.runtime.settings import load
+
+
+def edge_settings_for(mesh: MeshInfo) -> EdgeSettings:
+    """Edge settings from the environment, with the layer addresses of ``mesh``."""
+    return dataclasses.replace(
+        load(EdgeSettings),
+        working_addr=mesh.addresses["working"],
+        episodic_addr=mesh.addresses["episodic"],
+        semantic_addr=mesh.addresses["semantic"],
+        reflect_addr=mesh.addresses["reflect"],
+    )
+
+
+async def serve_stdio(settings: EdgeSettings) -> None:
+    """Serve the MCP tools on stdin/stdout until the client closes them."""
+    async with open_engine(settings) as engine:
+        # The local user's own process on its own pipes: there is no bearer token to check.
+        server = build_mcp_server(engine, Grants(), settings.default_bank)
+        await server.run_stdio_async()
+
+
+def main(args: argparse.Namespace) -> int:
+    """Entry of ``hindsight mcp``."""
+    mesh = ensure_mesh(args.home, timeout=args.timeout)
+    asyncio.run(serve_stdio(edge_settings_for(mesh)))
+    return 0
