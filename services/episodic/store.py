@@ -22,7 +22,7 @@ from hindsight.episodic.paging import PageKey
 from hindsight.episodic.settings import EpisodicSettings
 from hindsight.runtime.errors import Unavailable
 from hindsight.runtime.migrations import load_migrations, migrate
-from hindsight.runtime.records import RecordMeta, Role, Source, TimeRange, Trust, Turn
+from hindsight.runtime.records import RecordMeta, Role, TimeRange, Turn
 from hindsight.runtime.tsearch import tsquery_literal, tsvector_literal
 
 log = logging.getLogger(__name__)
@@ -97,15 +97,7 @@ class EpisodicStore(Protocol):
 
 
 def _turn_from_row(row: DictRow) -> Turn:
-    meta = RecordMeta(
-        source_turn_ids=tuple(row["source_turn_ids"]),
-        source=Source(row["source"]),
-        trust=Trust(row["trust"]),
-        time=row["occurred_at"],
-        tags=tuple(row["tags"]),
-        importance=row["importance"],
-        schema_version=row["schema_version"],
-    )
+    meta = RecordMeta.from_fields(row, time=row["occurred_at"])
     return Turn(
         id=row["id"],
         session_id=row["session_id"],
@@ -117,15 +109,7 @@ def _turn_from_row(row: DictRow) -> Turn:
 
 
 def _episode_from_row(row: DictRow) -> Episode:
-    meta = RecordMeta(
-        source_turn_ids=tuple(row["source_turn_ids"]),
-        source=Source(row["source"]),
-        trust=Trust(row["trust"]),
-        time=row["occurred_at"],
-        tags=tuple(row["tags"]),
-        importance=row["importance"],
-        schema_version=row["schema_version"],
-    )
+    meta = RecordMeta.from_fields(row, time=row["occurred_at"])
     return Episode(
         id=row["id"],
         session_id=row["session_id"],
@@ -150,13 +134,8 @@ def _turn_params(bank_id: str, turn: Turn) -> dict[str, Any]:
         "role": turn.role.value,
         "speaker": turn.speaker,
         "text": turn.text,
-        "source": meta.source.value,
-        "trust": int(meta.trust),
+        **meta.to_fields(),
         "occurred_at": meta.time,
-        "tags": list(meta.tags),
-        "importance": meta.importance,
-        "source_turn_ids": list(meta.source_turn_ids),
-        "schema_version": meta.schema_version,
         "search_terms": tsvector_literal((turn.speaker, turn.text)),
     }
 
@@ -304,13 +283,8 @@ class PostgresEpisodicStore:
             "task_type": episode.task_type,
             "tools": list(episode.tools),
             "result": episode.result.value,
-            "source": meta.source.value,
-            "trust": int(meta.trust),
-            "tags": list(meta.tags),
-            "importance": meta.importance,
-            "source_turn_ids": list(meta.source_turn_ids),
+            **meta.to_fields(),
             "occurred_at": meta.time,
-            "schema_version": meta.schema_version,
             "search_terms": tsvector_literal(episode.text_parts()),
         }
         async with self._connection() as conn, conn.transaction():

@@ -20,7 +20,7 @@ from hindsight.reflect.domain import Lesson, LessonPage, ScoredLesson
 from hindsight.reflect.settings import ReflectSettings
 from hindsight.runtime.errors import InvalidArgument, Unavailable
 from hindsight.runtime.migrations import load_migrations, migrate
-from hindsight.runtime.records import RecordMeta, Source, Trust
+from hindsight.runtime.records import RecordMeta
 from hindsight.runtime.tsearch import query_terms, tsquery_literal, tsvector_literal
 
 log = logging.getLogger(__name__)
@@ -81,15 +81,7 @@ def _lesson(row: dict[str, Any]) -> Lesson:
         lesson=row["lesson"],
         confidence=row["confidence"],
         source_episode_ids=tuple(row["source_episode_ids"]),
-        meta=RecordMeta(
-            source_turn_ids=tuple(row["source_turn_ids"]),
-            source=Source(row["source"]),
-            trust=Trust(row["trust"]),
-            time=row["happened_at"],
-            tags=tuple(row["tags"]),
-            importance=row["importance"],
-            schema_version=row["schema_version"],
-        ),
+        meta=RecordMeta.from_fields(row, time=row["happened_at"]),
         hit_count=row["hit_count"],
         last_hit_at=row["last_hit_at"],
     )

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import enum
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -168,6 +170,33 @@ class RecordMeta:
             tags=tuple(dict.fromkeys(t.strip() for t in message.tags if t.strip())),
             importance=message.importance,
             schema_version=message.schema_version or SCHEMA_VERSION,
+        )
+
+    def to_fields(self) -> dict[str, Any]:
+        """The plain values a store keeps for this metadata: columns, a JSON object or a payload.
+
+        The time is left out: each store keeps it in its own type (timestamptz, ISO text, epoch).
+        """
+        return {
+            "source_turn_ids": list(self.source_turn_ids),
+            "source": self.source.value,
+            "trust": int(self.trust),
+            "tags": list(self.tags),
+            "importance": self.importance,
+            "schema_version": self.schema_version,
+        }
+
+    @classmethod
+    def from_fields(cls, fields: Mapping[str, Any], time: datetime | None) -> RecordMeta:
+        """Inverse of :meth:`to_fields`, with the time the store kept alongside."""
+        return cls(
+            source_turn_ids=tuple(fields["source_turn_ids"] or ()),
+            source=Source(fields["source"]),
+            trust=Trust(fields["trust"]),
+            time=time,
+            tags=tuple(fields["tags"] or ()),
+            importance=float(fields["importance"]),
+            schema_version=int(fields["schema_version"]),
         )
 
     def to_pb(self) -> common_pb2.RecordMeta:

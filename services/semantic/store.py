@@ -17,7 +17,7 @@ from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from hindsight.runtime.errors import FailedPrecondition, Unavailable
-from hindsight.runtime.records import RecordMeta, Source, TimeRange, Trust
+from hindsight.runtime.records import RecordMeta, TimeRange
 from hindsight.semantic.records import (
     EmbeddedRecord,
     ModelIdentity,
@@ -71,29 +71,16 @@ def to_payload(bank_id: str, record: SemanticRecord) -> dict[str, Any]:
         "text": record.text,
         "speaker": record.speaker,
         "session_id": record.session_id,
-        "source_turn_ids": list(meta.source_turn_ids),
-        "source": meta.source.value,
-        "trust": int(meta.trust),
+        **meta.to_fields(),
         "time_ts": moment.timestamp() if moment else None,
         "time": moment.isoformat() if moment else None,
-        "tags": list(meta.tags),
-        "importance": meta.importance,
-        "schema_version": meta.schema_version,
     }
 
 
 def from_payload(payload: dict[str, Any]) -> SemanticRecord:
     """Rebuild a record from its payload (the ISO time is exact; the epoch is only for filtering)."""
     moment = datetime.fromisoformat(payload["time"]) if payload.get("time") else None
-    meta = RecordMeta(
-        source_turn_ids=tuple(payload.get("source_turn_ids") or ()),
-        source=Source(payload.get("source", Source.AGENT.value)),
-        trust=Trust(payload.get("trust", Trust.MEDIUM)),
-        time=moment,
-        tags=tuple(payload.get("tags") or ()),
-        importance=float(payload.get("importance", 0.0)),
-        schema_version=int(payload.get("schema_version", 1)),
-    )
+    meta = RecordMeta.from_fields(payload, time=moment)
     return SemanticRecord(
         id=payload["record_id"],
         text=payload.get("text", ""),

@@ -29,7 +29,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.exceptions import WatchError
 
 from hindsight.runtime.errors import Unavailable
-from hindsight.runtime.records import RecordMeta, Role, Source, Trust, Turn
+from hindsight.runtime.records import RecordMeta, Role, Turn
 from hindsight.working.settings import WorkingSettings
 
 log = logging.getLogger(__name__)
@@ -106,13 +106,8 @@ def encode_turn(turn: Turn, appended_at: float) -> str:
             "role": turn.role.value,
             "speaker": turn.speaker,
             "text": turn.text,
-            "source": meta.source.value,
-            "trust": int(meta.trust),
+            **meta.to_fields(),
             "time": meta.time.isoformat() if meta.time else None,
-            "tags": list(meta.tags),
-            "importance": meta.importance,
-            "source_turn_ids": list(meta.source_turn_ids),
-            "schema_version": meta.schema_version,
             "appended_at": appended_at,
         },
         ensure_ascii=False,
@@ -123,15 +118,7 @@ def encode_turn(turn: Turn, appended_at: float) -> str:
 def decode_turn(raw: str | bytes) -> StoredTurn:
     """Inverse of :func:`encode_turn`; raises ValueError (or KeyError/TypeError) on a malformed entry."""
     data: dict[str, Any] = json.loads(raw)
-    meta = RecordMeta(
-        source_turn_ids=tuple(data["source_turn_ids"]),
-        source=Source(data["source"]),
-        trust=Trust(data["trust"]),
-        time=datetime.fromisoformat(data["time"]) if data["time"] else None,
-        tags=tuple(data["tags"]),
-        importance=float(data["importance"]),
-        schema_version=int(data["schema_version"]),
-    )
+    meta = RecordMeta.from_fields(data, time=datetime.fromisoformat(data["time"]) if data["time"] else None)
     turn = Turn(
         id=data["id"],
         session_id=data["session_id"],
