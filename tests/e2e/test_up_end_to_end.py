@@ -9,7 +9,8 @@ import re
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,8 +106,11 @@ async def _stop(mesh: Mesh) -> int:
 
 
 @pytest.fixture
-async def home(tmp_path: Path) -> AsyncIterator[Path]:
-    yield tmp_path / "home"
+def home() -> Iterator[Path]:
+    """A fresh HINDSIGHT_HOME. Not pytest's tmp_path: the embedded PostgreSQL runs as its own system
+    user, which must traverse the path, and pytest keeps its base directory private to root."""
+    with tempfile.TemporaryDirectory(prefix="hindsight-e2e-") as path:
+        yield Path(path) / "home"
 
 
 async def _recall_texts(client: Client, query: str, top_k: int = 3) -> list[str]:
