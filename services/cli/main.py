@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from hindsight.cli.bench import SUITES, add_bench_command
 from hindsight.cli.layers import BY_NAME, LAYERS
 from hindsight.runtime.logs import configure_logging
 
@@ -127,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the mesh to be ready")
     mcp.set_defaults(run=_mcp)
+
+    if SUITES:
+        add_bench_command(commands)
     return parser
 
 
