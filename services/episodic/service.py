@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import grpc
+import psycopg
 
 from hindsight.contracts.episodic.v1 import episodic_pb2, episodic_pb2_grpc
 from hindsight.episodic.engine import EpisodicMemory
@@ -14,6 +15,7 @@ from hindsight.episodic.settings import EpisodicSettings
 from hindsight.episodic.store import PostgresEpisodicStore
 from hindsight.runtime.main import run_service
 from hindsight.runtime.server import ServiceSpec
+from hindsight.runtime.startup import TRANSIENT, retry_until_open
 
 SERVICE_NAME = episodic_pb2.DESCRIPTOR.services_by_name["EpisodicService"].full_name
 
@@ -21,7 +23,11 @@ SERVICE_NAME = episodic_pb2.DESCRIPTOR.services_by_name["EpisodicService"].full_
 @contextlib.asynccontextmanager
 async def open_service(settings: EpisodicSettings) -> AsyncIterator[ServiceSpec]:
     """The service on ``settings.database_url``; readiness is ``SELECT 1`` through the pool."""
-    store = await PostgresEpisodicStore.open(settings)
+    store = await retry_until_open(
+        lambda: PostgresEpisodicStore.open(settings),
+        what="postgresql",
+        transient=(*TRANSIENT, psycopg.OperationalError),
+    )
     try:
         servicer = EpisodicServicer(EpisodicMemory(store))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -23,17 +24,26 @@ from hindsight.episodic.settings import EpisodicSettings
 from hindsight.runtime.errors import Unavailable
 from hindsight.runtime.migrations import load_migrations, migrate
 from hindsight.runtime.records import RecordMeta, Role, TimeRange, Turn
+from hindsight.runtime.text import search_terms
 from hindsight.runtime.tsearch import tsquery_literal, tsvector_literal
 
 log = logging.getLogger(__name__)
 
-RANK_NORMALIZATION = 1
-"""ts_rank_cd normalisation: divide by 1 + log(document length), so long turns do not win by size alone."""
+BM25_K1 = 1.2
+"""BM25 term-frequency saturation: a word said twice counts for more than once, ten times not ten-fold."""
+BM25_B = 0.75
+"""BM25 length normalisation: a match in a short turn weighs more than the same match in a long one."""
+ANALYZER = 2
+"""Version of the turn analysis in ``search_terms``: 1 = plain terms, 2 = English words stemmed."""
+REANALYSE_BATCH = 500
 
-_TURN_COLUMNS = sql.SQL(
+_TURN_COLUMN_NAMES = (
     "id, session_id, role, speaker, text, source, trust, occurred_at, tags, importance, "
     "source_turn_ids, schema_version"
-)
+).split(", ")
+_TURN_COLUMNS = sql.SQL(", ").join(map(sql.Identifier, _TURN_COLUMN_NAMES))
+_TURN_COLUMNS_OF_T = sql.SQL(", ").join(sql.Identifier("t", name) for name in _TURN_COLUMN_NAMES)
+"""The same columns, qualified with the alias ``t``."""
 _EPISODE_COLUMNS = sql.SQL(
     "id, session_id, situation, action, outcome, lesson, task_type, tools, result, source, trust, tags, "
     "importance, source_turn_ids, occurred_at, recorded_at, schema_version"
@@ -66,7 +76,7 @@ class EpisodicStore(Protocol):
     async def search_turns(
         self, bank_id: str, lexemes: Sequence[str], time_range: TimeRange, limit: int
     ) -> list[ScoredTurn]:
-        """Live turns matching any lexeme, best first."""
+        """Live turns matching any lexeme, best first by BM25; a lexeme given twice weighs twice."""
         ...
 
     async def list_turns(self, bank_id: str, after: PageKey | None, limit: int) -> list[Turn]:
@@ -136,7 +146,17 @@ def _turn_params(bank_id: str, turn: Turn) -> dict[str, Any]:
         "text": turn.text,
         **meta.to_fields(),
         "occurred_at": meta.time,
-        "search_terms": tsvector_literal((turn.speaker, turn.text)),
+        **_turn_terms(turn.speaker, turn.text),
+    }
+
+
+def _turn_terms(speaker: str, text: str) -> dict[str, Any]:
+    """The indexed terms of a turn (speaker and text, English words stemmed) and how many there are."""
+    analysed = search_terms(" ".join(part for part in (speaker, text) if part))
+    return {
+        "search_terms": tsvector_literal((speaker, text), search_terms),
+        "term_count": len(analysed),
+        "analyzer": ANALYZER,
     }
 
 
@@ -179,10 +199,43 @@ class PostgresEpisodicStore:
             async with pool.connection(timeout=settings.connect_timeout_seconds) as conn:
                 applied = await migrate(conn, settings.schema, load_migrations("hindsight.episodic"))
             log.info("episodic schema ready", extra={"schema": settings.schema, "applied": applied})
+            store = cls(pool, settings)
+            await store.reanalyse()
         except BaseException:
             await pool.close()
             raise
-        return cls(pool, settings)
+        return store
+
+    async def reanalyse(self) -> int:
+        """Re-index turns written by an older analysis (see :data:`ANALYZER`), in batches; returns how many.
+
+        Safe to run from several replicas at once: each batch locks its rows and skips locked ones.
+        """
+        select = sql.SQL(
+            "SELECT bank_id, id, speaker, text FROM {turns} WHERE analyzer < %s "
+            "LIMIT %s FOR UPDATE SKIP LOCKED"
+        ).format(turns=self._turns)
+        update = sql.SQL(
+            "UPDATE {turns} SET search_terms = %(search_terms)s::tsvector, term_count = %(term_count)s, "
+            "analyzer = %(analyzer)s WHERE bank_id = %(bank_id)s AND id = %(id)s"
+        ).format(turns=self._turns)
+        total = 0
+        while True:
+            async with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
+                rows = await (await cursor.execute(select, (ANALYZER, REANALYSE_BATCH))).fetchall()
+                if not rows:
+                    break
+                await cursor.executemany(
+                    update,
+                    [
+                        {"bank_id": r["bank_id"], "id": r["id"], **_turn_terms(r["speaker"], r["text"])}
+                        for r in rows
+                    ],
+                )
+            total += len(rows)
+        if total:
+            log.info("re-analysed turns for keyword search", extra={"turns": total, "analyzer": ANALYZER})
+        return total
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[DictRow]]:
@@ -195,10 +248,11 @@ class PostgresEpisodicStore:
     async def record_turns(self, bank_id: str, turns: Sequence[Turn]) -> RecordResult:
         statement = sql.SQL(
             "INSERT INTO {turns} (bank_id, id, session_id, role, speaker, text, source, trust, occurred_at, "
-            "tags, importance, source_turn_ids, schema_version, search_terms) "
+            "tags, importance, source_turn_ids, schema_version, search_terms, term_count, analyzer) "
             "VALUES (%(bank_id)s, %(id)s, %(session_id)s, %(role)s, %(speaker)s, %(text)s, %(source)s, "
             "%(trust)s, coalesce(%(occurred_at)s::timestamptz, now()), %(tags)s, %(importance)s, "
-            "%(source_turn_ids)s, %(schema_version)s, %(search_terms)s::tsvector) "
+            "%(source_turn_ids)s, %(schema_version)s, %(search_terms)s::tsvector, %(term_count)s, "
+            "%(analyzer)s) "
             "ON CONFLICT (bank_id, id) DO NOTHING"
         ).format(turns=self._turns)
         async with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
@@ -209,31 +263,49 @@ class PostgresEpisodicStore:
     async def search_turns(
         self, bank_id: str, lexemes: Sequence[str], time_range: TimeRange, limit: int
     ) -> list[ScoredTurn]:
-        query = tsquery_literal(lexemes)
+        """Okapi BM25 over the bank's live turns, in one statement.
+
+        Every turn holding a query term is a candidate, so a term's document frequency is counted
+        exactly among the candidates; the bank's size and mean length come from the same snapshot.
+        IDF is Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``, never negative. A term repeated in
+        the query counts once per repeat. The time range filters after scoring, so IDF is the bank's.
+        """
+        weights = Counter(lexemes)
+        query = tsquery_literal(weights)
         if query is None:
             return []
-        conditions = [
-            sql.SQL("bank_id = %(bank_id)s"),
-            sql.SQL("archived_at IS NULL"),
-            sql.SQL("search_terms @@ q.query"),
-        ]
+        window = []
         if time_range.start is not None:
-            conditions.append(sql.SQL("occurred_at >= %(start)s"))
+            window.append(sql.SQL("t.occurred_at >= %(start)s"))
         if time_range.end is not None:
-            conditions.append(sql.SQL("occurred_at < %(end)s"))
+            window.append(sql.SQL("t.occurred_at < %(end)s"))
         statement = sql.SQL(
-            "SELECT {columns}, ts_rank_cd(search_terms, q.query, {norm}) AS score "
-            "FROM {turns}, (SELECT %(query)s::tsquery AS query) AS q WHERE {where} "
-            "ORDER BY score DESC, occurred_at DESC, id LIMIT %(limit)s"
+            "WITH q AS (SELECT * FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS q(lexeme, qtf)), "
+            "matched AS (SELECT id, search_terms, term_count FROM {turns} "
+            "  WHERE bank_id = %(bank_id)s AND archived_at IS NULL AND search_terms @@ %(query)s::tsquery), "
+            "hits AS (SELECT m.id, q.lexeme, q.qtf, cardinality(u.positions) AS tf, m.term_count "
+            "  FROM matched m CROSS JOIN LATERAL unnest(m.search_terms) AS u JOIN q ON q.lexeme = u.lexeme), "
+            "df AS (SELECT lexeme, count(*) AS df FROM hits GROUP BY lexeme), "
+            "stats AS (SELECT count(*) AS n, greatest(avg(term_count), 1) AS avgdl FROM {turns} "
+            "  WHERE bank_id = %(bank_id)s AND archived_at IS NULL), "
+            "scored AS (SELECT h.id, sum(h.qtf * ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) "
+            "  * h.tf * ({k1} + 1) / (h.tf + {k1} * (1 - {b} + {b} * h.term_count / s.avgdl))) AS score "
+            "  FROM hits h JOIN df d USING (lexeme) CROSS JOIN stats s GROUP BY h.id) "
+            "SELECT {columns}, scored.score FROM scored JOIN {turns} t "
+            "  ON t.bank_id = %(bank_id)s AND t.id = scored.id {where} "
+            "ORDER BY scored.score DESC, t.occurred_at DESC, t.id LIMIT %(limit)s"
         ).format(
-            columns=_TURN_COLUMNS,
-            norm=sql.Literal(RANK_NORMALIZATION),
+            columns=_TURN_COLUMNS_OF_T,
             turns=self._turns,
-            where=sql.SQL(" AND ").join(conditions),
+            k1=sql.Literal(BM25_K1),
+            b=sql.Literal(BM25_B),
+            where=sql.SQL("AND ") + sql.SQL(" AND ").join(window) if window else sql.SQL(""),
         )
         params = {
             "bank_id": bank_id,
             "query": query,
+            "lexemes": list(weights),
+            "weights": [float(count) for count in weights.values()],
             "start": time_range.start,
             "end": time_range.end,
             "limit": limit,

@@ -16,17 +16,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hindsight.inference.models import Embedded
 from hindsight.runtime.errors import Unavailable
 
 log = logging.getLogger(__name__)
 
-EmbedFn = Callable[[Sequence[str]], np.ndarray]
+EmbedFn = Callable[[Sequence[str]], Embedded]
+
+
+@dataclass(frozen=True)
+class _Row:
+    vector: np.ndarray
+    truncated: bool
 
 
 @dataclass
 class _Pending:
     text: str
-    future: asyncio.Future[np.ndarray]
+    future: asyncio.Future[_Row]
 
 
 @dataclass
@@ -77,23 +84,25 @@ class MicroBatcher:
             queued.append(self._queue.get_nowait())
         _fail(queued, Unavailable("the inference service is shutting down"))
 
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed(self, texts: Sequence[str]) -> Embedded:
         """Vectors for ``texts``, in order, computed together with whatever else is queued."""
         if not self.running:
             raise Unavailable("the embedding worker is not running")
         loop = asyncio.get_running_loop()
         futures = []
         for text in texts:
-            future: asyncio.Future[np.ndarray] = loop.create_future()
+            future: asyncio.Future[_Row] = loop.create_future()
             self._queue.put_nowait(_Pending(text, future))
             futures.append(future)
         if not futures:
             raise ValueError("nothing to embed")
         rows = await asyncio.gather(*futures, return_exceptions=True)  # every failure retrieved, none leaks
+        done: list[_Row] = []
         for row in rows:
             if isinstance(row, BaseException):
                 raise row
-        return np.stack(rows)  # type: ignore[arg-type]
+            done.append(row)
+        return Embedded(np.stack([r.vector for r in done]), np.array([r.truncated for r in done], dtype=bool))
 
     async def _collect(self) -> list[_Pending]:
         """The first queued text plus whatever joins within the wait, up to the batch size."""
@@ -122,7 +131,7 @@ class MicroBatcher:
                 continue
             batch.sort(key=lambda p: len(p.text))  # similar lengths pad less inside the model
             try:
-                vectors = await loop.run_in_executor(self._executor, self._embed, [p.text for p in batch])
+                result = await loop.run_in_executor(self._executor, self._embed, [p.text for p in batch])
             except asyncio.CancelledError:
                 _fail(batch, Unavailable("the inference service is shutting down"))
                 raise
@@ -132,9 +141,9 @@ class MicroBatcher:
                 continue
             self.stats.batches += 1
             self.stats.texts += len(batch)
-            for pending, row in zip(batch, vectors, strict=True):
+            for pending, vector, cut in zip(batch, result.vectors, result.truncated, strict=True):
                 if not pending.future.done():
-                    pending.future.set_result(row)
+                    pending.future.set_result(_Row(vector, bool(cut)))
 
 
 def _fail(batch: list[_Pending], error: BaseException) -> None:

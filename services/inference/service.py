@@ -21,7 +21,7 @@ SERVICE_NAME = "hindsight.inference.v1.InferenceService"
 async def open_service(settings: InferenceSettings) -> AsyncIterator[ServiceSpec]:
     """Models are loaded, hashed and warmed up before the server starts, so readiness means warm."""
     async with open_engine(settings) as engine:
-        servicer = InferenceServicer(engine, settings.max_texts)
+        servicer = InferenceServicer(engine, settings.max_texts, settings.max_documents)
 
         def register(server: grpc.aio.Server) -> None:
             inference_pb2_grpc.add_InferenceServiceServicer_to_server(servicer, server)

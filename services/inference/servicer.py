@@ -5,32 +5,39 @@ from __future__ import annotations
 import grpc
 
 from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
-from hindsight.inference.engine import InferenceEngine
+from hindsight.inference.engine import InferenceEngine, Purpose
 from hindsight.runtime.errors import InvalidArgument
+
+_PURPOSES = {
+    inference_pb2.EMBED_PURPOSE_UNSPECIFIED: Purpose.NONE,
+    inference_pb2.EMBED_PURPOSE_QUERY: Purpose.QUERY,
+    inference_pb2.EMBED_PURPOSE_PASSAGE: Purpose.PASSAGE,
+}
 
 
 class InferenceServicer(inference_pb2_grpc.InferenceServiceServicer):
     """Thin edge over :class:`InferenceEngine`."""
 
-    def __init__(self, engine: InferenceEngine, max_texts: int) -> None:
+    def __init__(self, engine: InferenceEngine, max_texts: int, max_documents: int = 256) -> None:
         self.engine = engine
         self.max_texts = max_texts
+        self.max_documents = max_documents
 
     async def Embed(
         self, request: inference_pb2.EmbedRequest, context: grpc.aio.ServicerContext
     ) -> inference_pb2.EmbedResponse:
-        """Vectors for the texts in order; no texts gives no vectors (and still names the model)."""
+        """Vectors for the texts in order; any text (empty, blank, emoji, very long) gets a vector."""
         texts = list(request.texts)
         if len(texts) > self.max_texts:
             raise InvalidArgument("texts", f"at most {self.max_texts} texts per request, got {len(texts)}")
-        for index, text in enumerate(texts):
-            if not text.strip():
-                raise InvalidArgument(f"texts[{index}]", "must not be empty or blank")
-        result = await self.engine.embed(texts, request.model)
+        if request.purpose not in _PURPOSES:
+            raise InvalidArgument("purpose", f"unknown purpose {request.purpose}")
+        result = await self.engine.embed(texts, request.model, _PURPOSES[request.purpose])
         return inference_pb2.EmbedResponse(
             embeddings=[inference_pb2.Embedding(values=row.tolist()) for row in result.vectors],
             model=result.model,
             dimension=result.dimension,
+            truncated_indices=result.truncated,
         )
 
     async def ModelInfo(
@@ -43,4 +50,20 @@ class InferenceServicer(inference_pb2_grpc.InferenceServiceServicer):
             dimension=info.dimension,
             max_length=info.max_length,
             content_hash=info.content_hash,
+            models=info.models,
+            rerankers=info.rerankers,
+        )
+
+    async def Rerank(
+        self, request: inference_pb2.RerankRequest, context: grpc.aio.ServicerContext
+    ) -> inference_pb2.RerankResponse:
+        """One score per document, in the documents' order."""
+        documents = list(request.documents)
+        if len(documents) > self.max_documents:
+            raise InvalidArgument(
+                "documents", f"at most {self.max_documents} documents per request, got {len(documents)}"
+            )
+        result = await self.engine.rerank(request.query, documents, request.model)
+        return inference_pb2.RerankResponse(
+            scores=result.scores.tolist(), model=result.model, truncated_indices=result.truncated
         )

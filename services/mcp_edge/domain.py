@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from hindsight.contracts.reflect.v1 import reflect_pb2
 from hindsight.runtime.records import RecordMeta, TimeRange
 
 
@@ -31,6 +32,8 @@ class Candidate:
     meta: RecordMeta
     speaker: str = ""
     kind: str = "turn"
+    session_id: str = ""
+    """Its conversation, when the layer knows it: fusion lets one session's hits support each other."""
 
 
 @dataclass(frozen=True)
@@ -106,3 +109,18 @@ class ForgetResult:
     """Records removed from the semantic index."""
     working_removed_count: int
     """Turns removed from live working-memory windows."""
+
+
+@dataclass(frozen=True)
+class CloseSessionResult:
+    """What closing a session did: its working memory dropped, then a reflection on it."""
+
+    closed: bool
+    """False when working memory held nothing for the session."""
+    turn_count: int
+    summary_count: int
+    token_count: int
+    reflected: bool
+    reflect_error: str = ""
+    lessons: tuple[reflect_pb2.Lesson, ...] = ()
+    episodes_read: int = 0

@@ -16,19 +16,23 @@ from dataclasses import dataclass
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2, episodic_pb2_grpc
+from hindsight.contracts.inference.v1 import inference_pb2_grpc
 from hindsight.contracts.reflect.v1 import reflect_pb2, reflect_pb2_grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
 from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
 from hindsight.mcp_edge.domain import (
     Candidate,
+    CloseSessionResult,
     ForgetResult,
     LayerName,
     LayerOutcome,
+    RecalledMemory,
     RecallQuery,
     RecallResult,
     RetainResult,
 )
-from hindsight.mcp_edge.fusion import reciprocal_rank_fusion
+from hindsight.mcp_edge.fusion import reciprocal_rank_fusion, score_fusion
+from hindsight.mcp_edge.rerank import HeadReranker
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.errors import InvalidArgument
@@ -48,6 +52,7 @@ def _turn_candidate(hit: common_pb2.ScoredTurn, layer: LayerName) -> Candidate:
         layer_score=hit.score,
         meta=RecordMeta.from_pb(turn.meta),
         speaker=turn.speaker,
+        session_id=turn.session_id,
     )
 
 
@@ -62,6 +67,7 @@ def _record_candidate(hit: semantic_pb2.ScoredRecord) -> Candidate:
         meta=RecordMeta.from_pb(record.meta),
         speaker=record.speaker,
         kind="turn" if kind == "unspecified" else kind,
+        session_id=record.session_id,
     )
 
 
@@ -97,9 +103,12 @@ class LayerClients:
 class MemoryEngine:
     """Retain, recall, reflect and forget across the layers, scoped to one bank per call."""
 
-    def __init__(self, clients: LayerClients, settings: EdgeSettings) -> None:
+    def __init__(
+        self, clients: LayerClients, settings: EdgeSettings, reranker: HeadReranker | None = None
+    ) -> None:
         self.clients = clients
         self.settings = settings
+        self.reranker = reranker
 
     # ----- retain -------------------------------------------------------------------------------------
     async def retain(self, bank_id: str, turns: Sequence[Turn]) -> RetainResult:
@@ -233,7 +242,11 @@ class MemoryEngine:
                         error="deadline exceeded",
                     )
                 )
-        fused = reciprocal_rank_fusion((o.candidates for o in outcomes), k=self.settings.rrf_k, top_k=q.top_k)
+        fused = self._fuse(outcomes, max(q.top_k, self.reranker.head if self.reranker else 0))
+        if self.reranker is not None:  # the head is reordered within what is left of the deadline
+            deadline = time.monotonic() + self.settings.recall_timeout - (time.perf_counter() - started)
+            fused = await self.reranker.rerank(q.bank_id, q.query, fused, deadline)
+        fused = fused[: q.top_k]
         log.info(
             "recall",
             extra={
@@ -245,6 +258,18 @@ class MemoryEngine:
             },
         )
         return RecallResult(memories=tuple(fused), outcomes=tuple(outcomes))
+
+    def _fuse(self, outcomes: Sequence[LayerOutcome], top_k: int) -> list[RecalledMemory]:
+        """The configured fusion of the layers' lists (see :mod:`hindsight.mcp_edge.fusion`)."""
+        lists = [o.candidates for o in outcomes]
+        if self.settings.fusion == "rrf":
+            return reciprocal_rank_fusion(lists, k=self.settings.rrf_k, top_k=top_k)
+        return score_fusion(
+            lists,
+            weights=self.settings.layer_weights(),
+            session_boost=self.settings.session_boost,
+            top_k=top_k,
+        )
 
     # ----- episodes, reflection, forgetting ----------------------------------------------------------
     async def write_episode(self, bank_id: str, episode: episodic_pb2.Episode) -> episodic_pb2.Episode:
@@ -287,6 +312,52 @@ class MemoryEngine:
         )
         return ForgetResult(forgotten.forgotten_count, removed.deleted_count, working.removed_count)
 
+    # ----- sessions -----------------------------------------------------------------------------------
+    async def compress(self, bank_id: str, session_id: str) -> working_pb2.CompressResponse:
+        """Summarise the oldest turns of a session's working memory (episodic memory keeps the turns)."""
+        if not session_id:
+            raise InvalidArgument("session_id", "is required")
+        return await self.clients.working.call(
+            "Compress",
+            working_pb2.CompressRequest(bank_id=bank_id, session_id=session_id),
+            self.settings.write_timeout,
+        )
+
+    async def close_session(self, bank_id: str, session_id: str) -> CloseSessionResult:
+        """Drop the session's working memory, then reflect on the session (closing is a reflection trigger).
+
+        A failed reflection does not undo the close: the session's episodes stay in episodic memory and
+        Reflect can run on them later, so the result says what went wrong instead of failing.
+        """
+        if not session_id:
+            raise InvalidArgument("session_id", "is required")
+        closed = await self.clients.working.call(
+            "CloseSession",
+            working_pb2.CloseSessionRequest(bank_id=bank_id, session_id=session_id),
+            self.settings.write_timeout,
+        )
+        try:
+            reflection = await self.reflect(bank_id, session_id)
+        except Exception as exc:
+            log.warning("reflection after closing a session failed", extra={"error": repr(exc)})
+            return CloseSessionResult(
+                closed.closed,
+                closed.turn_count,
+                closed.summary_count,
+                closed.token_count,
+                reflected=False,
+                reflect_error=str(exc) or type(exc).__name__,
+            )
+        return CloseSessionResult(
+            closed.closed,
+            closed.turn_count,
+            closed.summary_count,
+            closed.token_count,
+            reflected=True,
+            lessons=tuple(reflection.lessons),
+            episodes_read=reflection.episodes_read,
+        )
+
 
 @contextlib.asynccontextmanager
 async def open_engine(settings: EdgeSettings) -> AsyncIterator[MemoryEngine]:
@@ -298,7 +369,13 @@ async def open_engine(settings: EdgeSettings) -> AsyncIterator[MemoryEngine]:
         semantic=LayerClient(settings.semantic_addr, semantic_pb2_grpc.SemanticServiceStub, token=token),
         reflect=LayerClient(settings.reflect_addr, reflect_pb2_grpc.ReflectServiceStub, token=token),
     )
+    reranker = None
+    if settings.inference_addr and settings.rerank_head > 0:
+        inference = LayerClient(settings.inference_addr, inference_pb2_grpc.InferenceServiceStub, token=token)
+        reranker = HeadReranker(inference, settings.rerank_head, settings.reranker, settings.rerank_blend)
     try:
-        yield MemoryEngine(clients, settings)
+        yield MemoryEngine(clients, settings, reranker)
     finally:
         await clients.close()
+        if reranker is not None:
+            await reranker.close()

@@ -128,6 +128,29 @@ class ForgetOutput(BaseModel):
     working_removed_count: int
 
 
+class CompressOutput(BaseModel):
+    """What a compression of working memory did."""
+
+    group_count: int = Field(description="Summaries written (each replaces 5 to 8 of the oldest turns).")
+    summarised_turn_count: int
+    tokens_before: int
+    tokens_after: int
+    summariser: str
+
+
+class CloseSessionOutput(BaseModel):
+    """What closing a session did."""
+
+    closed: bool = Field(description="False when working memory held nothing for the session.")
+    turn_count: int
+    summary_count: int
+    token_count: int
+    reflected: bool = Field(description="Whether the reflection that closing triggers succeeded.")
+    reflect_error: str = ""
+    lessons: list[LessonOutput]
+    episodes_read: int
+
+
 class ToolContext:
     """Resolves the bank of a tool call and checks that the caller may use it."""
 
@@ -393,6 +416,77 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
             forgotten_count=result.forgotten_count,
             unindexed_count=result.unindexed_count,
             working_removed_count=result.working_removed_count,
+        )
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Compress working memory",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=False,
+            open_world_hint=False,
+        )
+    )
+    async def compress(
+        ctx: Context[Any, Any],
+        session_id: Annotated[
+            str, Field(min_length=1, max_length=256, description="Session whose oldest turns to summarise.")
+        ] = DEFAULT_SESSION,
+        bank: BankArg = None,
+    ) -> CompressOutput:
+        """Replace the oldest turns of a session's working memory by summaries that keep decisions, numbers,
+        names and open tasks; the turns themselves stay in episodic memory."""
+        try:
+            reply = await engine.compress(access.bank(bank, ctx), session_id)
+        except HindsightError as exc:
+            raise _tool_error(exc) from exc
+        return CompressOutput(
+            group_count=reply.group_count,
+            summarised_turn_count=reply.summarised_turn_count,
+            tokens_before=reply.tokens_before,
+            tokens_after=reply.tokens_after,
+            summariser=reply.summariser,
+        )
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Close a session",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        )
+    )
+    async def close_session(
+        ctx: Context[Any, Any],
+        session_id: Annotated[
+            str, Field(min_length=1, max_length=256, description="Session that has ended.")
+        ] = DEFAULT_SESSION,
+        bank: BankArg = None,
+    ) -> CloseSessionOutput:
+        """End a session: drop its working memory (episodic memory keeps every turn) and reflect on it."""
+        try:
+            result = await engine.close_session(access.bank(bank, ctx), session_id)
+        except HindsightError as exc:
+            raise _tool_error(exc) from exc
+        return CloseSessionOutput(
+            closed=result.closed,
+            turn_count=result.turn_count,
+            summary_count=result.summary_count,
+            token_count=result.token_count,
+            reflected=result.reflected,
+            reflect_error=result.reflect_error,
+            lessons=[
+                LessonOutput(
+                    id=item.id,
+                    situation=item.situation,
+                    lesson=item.lesson,
+                    confidence=round(item.confidence, 3),
+                    source_episode_ids=list(item.source_episode_ids),
+                )
+                for item in result.lessons
+            ],
+            episodes_read=result.episodes_read,
         )
 
     return server

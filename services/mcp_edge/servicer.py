@@ -129,3 +129,30 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
             unindexed_count=result.unindexed_count,
             working_removed_count=result.working_removed_count,
         )
+
+    async def Compress(
+        self, request: memory_pb2.CompressRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.CompressResponse:
+        reply = await self.engine.compress(request.bank_id, request.session_id)
+        return memory_pb2.CompressResponse(
+            group_count=reply.group_count,
+            summarised_turn_count=reply.summarised_turn_count,
+            tokens_before=reply.tokens_before,
+            tokens_after=reply.tokens_after,
+            summariser=reply.summariser,
+        )
+
+    async def CloseSession(
+        self, request: memory_pb2.CloseSessionRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.CloseSessionResponse:
+        result = await self.engine.close_session(request.bank_id, request.session_id)
+        return memory_pb2.CloseSessionResponse(
+            closed=result.closed,
+            turn_count=result.turn_count,
+            summary_count=result.summary_count,
+            token_count=result.token_count,
+            reflected=result.reflected,
+            reflect_error=result.reflect_error,
+            lessons=list(result.lessons),
+            episodes_read=result.episodes_read,
+        )

@@ -8,7 +8,15 @@ situation):
   (0.6);
 - a failure never followed by a success teaches what to avoid (0.4);
 - an action that succeeded repeatedly earns its own lesson, and every lesson recommending it is
-  reinforced by 0.1 per extra success (never above 0.95).
+  reinforced by 0.1 per extra success (never above 0.8: rules stay below what an LLM reflection may
+  reach, and recall weighs lessons by confidence);
+- the same action failing more than once in a task teaches to change approach instead of retrying
+  (0.4);
+- a user correction stated in an episode teaches to follow it (0.45);
+- a failed episode whose outcome reports a tool error teaches to check that tool (0.35).
+
+Each lesson also records its stance: which action it recommends (+1) or warns against (-1) for which
+task (its topic), so that a newer lesson saying the opposite can supersede it.
 
 A lesson's id is ``content_id(bank, task type or situation, lesson text)``, so deriving it again
 (from the same or from new episodes) updates one record instead of adding a duplicate.
@@ -20,20 +28,39 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from hindsight.reflect.domain import Episode, Lesson, Result
+from hindsight.reflect.domain import Episode, Lesson, Method, Result
 from hindsight.runtime.records import RecordMeta, Source, Trust, content_id
 
 STATED_CONFIDENCE = 0.7
 RECOVERY_CONFIDENCE = 0.6
 REPEATED_SUCCESS_CONFIDENCE = 0.5
 AVOID_CONFIDENCE = 0.4
+RETRIES_CONFIDENCE = 0.4
+CORRECTION_CONFIDENCE = 0.45
+TOOL_ERROR_CONFIDENCE = 0.35
 REINFORCEMENT = 0.1
-MAX_CONFIDENCE = 0.95
+MAX_CONFIDENCE = 0.8
+
+ERROR_MARKERS = (
+    "error", "exception", "traceback", "timed out", "timeout", "crash", "refused", "denied", "not found",
+    "invalid", "错误", "异常", "超时", "报错",
+)  # fmt: skip
+"""Words in a failed episode's outcome that mean a tool (rather than the plan) went wrong."""
+CORRECTION_MARKERS = (
+    "corrected", "correction", "that's wrong", "that is wrong", "not what i asked", "not what i wanted",
+    "user said no", "user rejected", "纠正", "不对", "错了", "不是这样",
+)  # fmt: skip
+"""Phrases in an episode that mean the user corrected the agent."""
 
 
 def _clause(text: str) -> str:
     """Text as a clause inside a sentence: one line, no closing full stop."""
     return " ".join(text.split()).rstrip(".;!\u3002\uff01\uff1b")
+
+
+def action_key(text: str) -> str:
+    """An action as compared across lessons: lower case, single spaces."""
+    return _key(text)
 
 
 def _key(text: str) -> str:
@@ -62,6 +89,10 @@ class _Draft:
     recommends: str
     """The action the lesson tells the agent to take (empty for a warning)."""
     sources: list[Episode] = field(default_factory=list)
+    action_key: str = ""
+    """The action the lesson is about (normalised)."""
+    stance: int = 0
+    """+1: do ``action_key``; -1: avoid it; 0: neither."""
 
 
 def _stated(episode: Episode) -> _Draft:
@@ -74,6 +105,8 @@ def _stated(episode: Episode) -> _Draft:
         STATED_CONFIDENCE,
         _key(episode.action) if episode.result is Result.SUCCESS else "",
         [episode],
+        _key(episode.action),
+        {Result.SUCCESS: 1, Result.FAILURE: -1}.get(episode.result, 0),
     )
 
 
@@ -92,6 +125,8 @@ def _recovery(failure: Episode, success: Episode) -> _Draft:
         RECOVERY_CONFIDENCE,
         _key(success.action),
         [failure, success],
+        _key(success.action),
+        1,
     )
 
 
@@ -110,6 +145,8 @@ def _avoid(failure: Episode) -> _Draft:
         AVOID_CONFIDENCE,
         "",
         [failure],
+        _key(failure.action),
+        -1,
     )
 
 
@@ -125,11 +162,74 @@ def _repeated(successes: Sequence[Episode]) -> _Draft:
         REPEATED_SUCCESS_CONFIDENCE,
         _key(first.action),
         list(successes),
+        _key(first.action),
+        1,
     )
+
+
+def _retries(failures: Sequence[Episode]) -> _Draft:
+    first = failures[0]
+    text = (
+        f"For {_label(first)}: {_clause(first.action)} was retried and kept failing; "
+        "change the approach after the first failure instead of repeating it"
+    )
+    return _Draft(
+        group_of(first),
+        first.situation,
+        first.action,
+        f"failed {len(failures)} times: {_clause(failures[-1].outcome) or 'no outcome recorded'}",
+        text,
+        RETRIES_CONFIDENCE,
+        "",
+        list(failures),
+        _key(first.action),
+        -1,
+    )
+
+
+def _has(text: str, markers: Sequence[str]) -> bool:
+    lowered = text.lower()
+    return any(marker in lowered for marker in markers)
+
+
+def _correction(episode: Episode) -> _Draft:
+    text = (
+        f"For {_label(episode)}: the user corrected {_clause(episode.action) or 'the approach'} "
+        f"({_clause(episode.outcome) or _clause(episode.situation)}); follow that correction next time"
+    )
+    return _Draft(
+        group_of(episode),
+        episode.situation,
+        episode.action,
+        episode.outcome,
+        text,
+        CORRECTION_CONFIDENCE,
+        "",
+        [episode],
+        _key(episode.action),
+        -1,
+    )
+
+
+def _tool_error(episode: Episode) -> _Draft:
+    tools = ", ".join(episode.tools)
+    text = (
+        f"For {_label(episode)}: the tool {tools} reported an error "
+        f"({_clause(episode.outcome)}); check its inputs and its output before relying on it"
+    )
+    return _Draft(
+        group_of(episode), episode.situation, episode.action, episode.outcome, text,
+        TOOL_ERROR_CONFIDENCE, "", [episode],
+    )  # fmt: skip
 
 
 def _drafts(episodes: Sequence[Episode]) -> list[_Draft]:
     drafts = [_stated(episode) for episode in episodes if episode.lesson.strip()]
+    for episode in episodes:
+        if _has(" ".join((episode.situation, episode.outcome, episode.lesson)), CORRECTION_MARKERS):
+            drafts.append(_correction(episode))
+        if episode.result is Result.FAILURE and episode.tools and _has(episode.outcome, ERROR_MARKERS):
+            drafts.append(_tool_error(episode))
     groups: dict[str, list[Episode]] = defaultdict(list)
     for episode in episodes:
         if episode.result is not Result.UNKNOWN and group_of(episode):
@@ -145,6 +245,11 @@ def _drafts(episodes: Sequence[Episode]) -> list[_Draft]:
             if episode.result is Result.SUCCESS and _key(episode.action):
                 by_action[_key(episode.action)].append(episode)
         drafts.extend(_repeated(successes) for successes in by_action.values() if len(successes) > 1)
+        failed: dict[str, list[Episode]] = defaultdict(list)
+        for episode in members:
+            if episode.result is Result.FAILURE and _key(episode.action):
+                failed[_key(episode.action)].append(episode)
+        drafts.extend(_retries(failures) for failures in failed.values() if len(failures) > 1)
     return drafts
 
 
@@ -157,7 +262,7 @@ def _reinforce(drafts: list[_Draft], episodes: Sequence[Episode]) -> None:
             draft.confidence = min(MAX_CONFIDENCE, draft.confidence + REINFORCEMENT * extra)
 
 
-def _meta(sources: Iterable[Episode]) -> RecordMeta:
+def lesson_meta(sources: Iterable[Episode]) -> RecordMeta:
     """Provenance of a lesson: its episodes' turns and tags; never more trusted than its weakest episode."""
     episodes = list(sources)
     return RecordMeta(
@@ -202,7 +307,11 @@ def derive_lessons(bank_id: str, episodes: Iterable[Episode]) -> list[Lesson]:
             lesson=d.lesson,
             confidence=round(d.confidence, 4),
             source_episode_ids=tuple(dict.fromkeys(e.id for e in d.sources)),
-            meta=_meta(d.sources),
+            meta=lesson_meta(d.sources),
+            method=Method.RULES,
+            topic=d.group,
+            action_key=d.action_key,
+            stance=d.stance,
         )
         for key, d in merged.items()
     ]

@@ -11,6 +11,13 @@ from hindsight.runtime.records import RecordMeta
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+class Method(enum.Enum):
+    """How a lesson was drawn."""
+
+    RULES = "rules"
+    LLM = "llm"
+
+
 class Result(enum.Enum):
     """How a task ended."""
 
@@ -55,6 +62,19 @@ class Lesson:
     meta: RecordMeta = field(default_factory=RecordMeta)
     hit_count: int = 0
     last_hit_at: datetime | None = None
+    method: Method = Method.RULES
+    topic: str = ""
+    """The task it is about (task type or situation, normalised)."""
+    action_key: str = ""
+    """The action it recommends or warns against (normalised)."""
+    stance: int = 0
+    """+1: do ``action_key``; -1: avoid it; 0: neither."""
+    weight: float = 1.0
+    """Freshness: falls while recall never returns the lesson."""
+    archived_at: datetime | None = None
+    superseded_by: str = ""
+    merged_into: str = ""
+    created_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -79,3 +99,17 @@ class Reflection:
 
     lessons: list[Lesson]
     episodes_read: int
+    method: Method = Method.RULES
+    superseded_ids: tuple[str, ...] = ()
+
+
+@dataclass
+class Maintenance:
+    """What one maintenance run changed in a bank."""
+
+    decayed_ids: list[str] = field(default_factory=list)
+    archived_ids: list[str] = field(default_factory=list)
+    merged_ids: list[str] = field(default_factory=list)
+    reflected_session_ids: list[str] = field(default_factory=list)
+    lessons_checked: int = 0
+    skipped: list[str] = field(default_factory=list)

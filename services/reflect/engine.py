@@ -1,45 +1,290 @@
-"""Reflection: read a bank's episodes, derive lessons, merge them into the store."""
+"""Reflection and the lesson life cycle: read episodes, write lessons, let unused ones fade, merge twins.
+
+Reflection uses the LLM when one is configured and the bank's hourly LLM budget allows, and the
+deterministic rules otherwise (or when the LLM gives no usable answer). Maintenance is a pure function
+of the stored state and the clock: freshness is ``decay_factor ** whole periods unused``, so running it
+twice at the same time changes nothing the second time, and a run stopped half-way resumes by running
+again. Nothing is ever deleted: archived lessons keep their row and the link to what replaced them.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import math
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
+import numpy as np
+
+from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
 from hindsight.reflect.derive import derive_lessons
-from hindsight.reflect.domain import LessonPage, Reflection, ScoredLesson
+from hindsight.reflect.domain import (
+    Episode,
+    Lesson,
+    LessonPage,
+    Maintenance,
+    Method,
+    Reflection,
+    ScoredLesson,
+)
 from hindsight.reflect.episodes import EpisodeSource
-from hindsight.reflect.store import LessonStore
+from hindsight.reflect.llm_reflect import LLMReflector, has_results
+from hindsight.reflect.settings import ReflectSettings
+from hindsight.reflect.store import LessonStore, Merge
+from hindsight.runtime.channels import LayerClient
+from hindsight.runtime.logs import deadline_var
 
 log = logging.getLogger(__name__)
+
+BATCH = 500
+"""Lessons per maintenance batch (each batch is its own transaction)."""
+EMBED_BATCH = 128
+MERGED_CONFIDENCE_CAP = 0.95
+
+
+DEADLINE_MARGIN_SECONDS = 1.0
+"""Time kept back from the caller's deadline for the rules and the store when the LLM is too slow."""
+
+
+def _time_left() -> float | None:
+    """Seconds the LLM may take within the incoming call's deadline; None without a deadline."""
+    deadline = deadline_var.get()
+    return None if deadline is None else deadline - time.monotonic() - DEADLINE_MARGIN_SECONDS
+
+
+def utc_now() -> datetime:
+    """The real clock; tests inject their own."""
+    return datetime.now(UTC)
+
+
+class Embedder(Protocol):
+    """Embeds texts for near-duplicate detection (L2-normalised vectors)."""
+
+    async def embed(self, bank_id: str, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text."""
+        ...
+
+
+class InferenceEmbedder:
+    """The real embedder: the inference layer's ``Embed`` over gRPC."""
+
+    def __init__(self, client: LayerClient[inference_pb2_grpc.InferenceServiceStub]) -> None:
+        self._client = client
+
+    async def embed(self, bank_id: str, texts: Sequence[str]) -> list[list[float]]:
+        """In batches, so no request exceeds the service's limit."""
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            reply = await self._client.call(
+                "Embed",
+                inference_pb2.EmbedRequest(bank_id=bank_id, texts=list(texts[start : start + EMBED_BATCH])),
+            )
+            vectors.extend(list(e.values) for e in reply.embeddings)
+        return vectors
+
+
+def freshness(lesson: Lesson, now: datetime, settings: ReflectSettings) -> float:
+    """``decay_factor ** whole decay periods since the lesson was last recalled (or written)``."""
+    used = lesson.last_hit_at or lesson.created_at or now
+    periods = max(0, math.floor((now - used) / timedelta(days=settings.decay_after_days)))
+    return round(settings.decay_factor**periods, 6)
+
+
+def should_archive(lesson: Lesson, weight: float, now: datetime, settings: ReflectSettings) -> bool:
+    """Unused longer than ``archive_after_days`` and ``confidence * weight`` below the threshold."""
+    used = lesson.last_hit_at or lesson.created_at or now
+    unused_long = now - used >= timedelta(days=settings.archive_after_days)
+    return unused_long and lesson.confidence * weight < settings.archive_below_weight
+
+
+def merged_confidence(confidences: Sequence[float]) -> float:
+    """Independent corroboration: ``1 - prod(1 - c)``, capped."""
+    doubt = math.prod(1.0 - c for c in confidences)
+    return round(min(MERGED_CONFIDENCE_CAP, 1.0 - doubt), 4)
+
+
+def near_duplicates(
+    lessons: Sequence[Lesson], vectors: Sequence[Sequence[float]], threshold: float
+) -> list[Merge]:
+    """Groups of lessons at cosine >= ``threshold`` to a kept one (the most confident, then most used, then
+    oldest); each lesson joins at most one group."""
+    if len(lessons) < 2:
+        return []
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix = (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+    similar = matrix @ matrix.T
+    order = sorted(
+        range(len(lessons)),
+        key=lambda i: (
+            -lessons[i].confidence,
+            -lessons[i].hit_count,
+            lessons[i].created_at or datetime.min.replace(tzinfo=UTC),
+            lessons[i].id,
+        ),
+    )
+    taken: set[int] = set()
+    merges = []
+    for keep in order:
+        if keep in taken:
+            continue
+        twins = [i for i in order if i != keep and i not in taken and similar[keep, i] >= threshold]
+        if not twins:
+            continue
+        taken.update([keep, *twins])
+        merges.append(
+            Merge(
+                keep_id=lessons[keep].id,
+                confidence=merged_confidence(
+                    [lessons[keep].confidence, *(lessons[i].confidence for i in twins)]
+                ),
+                merged_ids=sorted(lessons[i].id for i in twins),
+            )
+        )
+    return merges
 
 
 @dataclass
 class ReflectEngine:
-    """Reflect, list and search inside one bank."""
+    """Reflect, list, search and maintain inside one bank."""
 
     store: LessonStore
     episodes: EpisodeSource
-    max_episodes: int
+    settings: ReflectSettings
+    reflector: LLMReflector | None = None
+    embedder: Embedder | None = None
+    clock: Callable[[], datetime] = utc_now
 
-    async def reflect(self, bank_id: str, session_id: str) -> Reflection:
+    async def reflect(self, bank_id: str, session_id: str, trigger: str = "explicit") -> Reflection:
         """Derive lessons from the bank's (or one session's) episodes; a known lesson is merged, not added."""
-        batch = await self.episodes.read(bank_id, session_id, self.max_episodes)
-        stored = await self.store.upsert(bank_id, derive_lessons(bank_id, batch.episodes))
-        stored.sort(key=lambda lesson: (-lesson.confidence, lesson.id))
+        batch = await self.episodes.read(bank_id, session_id, self.settings.max_episodes)
+        return await self._reflect_on(bank_id, session_id, batch.episodes, trigger, batch.truncated)
+
+    async def _reflect_on(
+        self,
+        bank_id: str,
+        session_id: str,
+        episodes: Sequence[Episode],
+        trigger: str,
+        truncated: bool = False,
+    ) -> Reflection:
+        now = self.clock()
+        lessons: list[Lesson] | None = None
+        method = Method.RULES
+        budget = _time_left()
+        if self.reflector is not None and has_results(episodes) and (budget is None or budget > 0):
+            if await self.store.spend_llm(bank_id, now, self.settings.llm_budget_per_hour):
+                try:
+                    lessons = await asyncio.wait_for(self.reflector.reflect(bank_id, episodes), budget)
+                except TimeoutError:
+                    log.warning("llm reflection would miss the caller's deadline; using rules")
+                method = Method.LLM if lessons is not None else Method.RULES
+            else:
+                log.info("llm budget spent for this hour; using rules", extra={"trigger": trigger})
+        if lessons is None:
+            lessons = derive_lessons(bank_id, episodes)
+        upserted = await self.store.upsert(bank_id, lessons, now)
+        if session_id and episodes:
+            await self.store.mark_session(bank_id, session_id, now, max(e.moment for e in episodes))
+        stored = sorted(upserted.lessons, key=lambda lesson: (-lesson.confidence, lesson.id))
         log.info(
             "reflected",
             extra={
-                "episodes_read": len(batch.episodes),
+                "episodes_read": len(episodes),
                 "lessons": len(stored),
-                "truncated": batch.truncated,
+                "method": method.value,
+                "trigger": trigger,
+                "superseded": upserted.superseded_ids,
+                "truncated": truncated,
             },
         )
-        return Reflection(stored, len(batch.episodes))
+        return Reflection(stored, len(episodes), method, tuple(upserted.superseded_ids))
 
     async def list_lessons(self, bank_id: str, page_size: int, page_token: str) -> LessonPage:
-        """Most confident first."""
+        """Current lessons, most confident first."""
         return await self.store.page(bank_id, page_size, page_token)
 
     async def search(self, bank_id: str, query: str, limit: int) -> list[ScoredLesson]:
-        """Keyword relevance weighted by confidence; returned lessons count a hit."""
-        return await self.store.search(bank_id, query, limit)
+        """Keyword relevance weighted by confidence and freshness; returned lessons count a hit."""
+        await self.store.note_bank(bank_id)
+        return await self.store.search(bank_id, query, limit, self.clock())
+
+    async def banks(self) -> list[str]:
+        """Banks to maintain."""
+        return await self.store.banks()
+
+    async def maintain(self, bank_id: str) -> Maintenance:
+        """Triggers, decay, archive, merge: in that order, so new lessons are merged in the same run."""
+        report = Maintenance()
+        await self.store.note_bank(bank_id)
+        report.reflected_session_ids = await self.reflect_due_sessions(bank_id)
+        now = self.clock()
+        current: list[Lesson] = []
+        after = ""
+        while batch := await self.store.current(bank_id, after, BATCH):
+            after = batch[-1].id
+            weights = {}
+            archive = []
+            for lesson in batch:
+                weight = freshness(lesson, now, self.settings)
+                if abs(weight - lesson.weight) > 1e-9:
+                    weights[lesson.id] = weight
+                if should_archive(lesson, weight, now, self.settings):
+                    archive.append(lesson.id)
+                elif len(current) < self.settings.merge_max_lessons:
+                    current.append(lesson)
+            await self.store.set_weights(bank_id, weights)
+            report.decayed_ids.extend(sorted(weights))
+            report.archived_ids.extend(await self.store.archive(bank_id, archive, now))
+            report.lessons_checked += len(batch)
+        if self.embedder is None:
+            report.skipped.append("merge: no inference service configured (HINDSIGHT_INFERENCE_ADDR)")
+        elif current:
+            vectors = await self.embedder.embed(bank_id, [lesson.lesson for lesson in current])
+            for merge in near_duplicates(current, vectors, self.settings.merge_similarity):
+                report.merged_ids.extend(await self.store.merge(bank_id, merge, now))
+        log.info(
+            "maintained",
+            extra={
+                "decayed": report.decayed_ids,
+                "archived": report.archived_ids,
+                "merged": report.merged_ids,
+                "reflected_sessions": report.reflected_session_ids,
+                "checked": report.lessons_checked,
+                "skipped": report.skipped,
+            },
+        )
+        return report
+
+    async def reflect_due_sessions(self, bank_id: str) -> list[str]:
+        """Reflect on every session with episodes newer than its last reflection that went idle longer
+        than the setting, or that holds a new episode marked important."""
+        now = self.clock()
+        batch = await self.episodes.read(bank_id, "", self.settings.max_episodes)
+        by_session: dict[str, list[Episode]] = defaultdict(list)
+        for episode in batch.episodes:
+            if episode.session_id:
+                by_session[episode.session_id].append(episode)
+        marks = await self.store.session_marks(bank_id)
+        idle = timedelta(seconds=self.settings.idle_after_seconds)
+        reflected = []
+        for session_id, episodes in sorted(by_session.items()):
+            seen = marks.get(session_id)
+            new = [e for e in episodes if seen is None or e.moment > seen]
+            if not new:
+                continue
+            newest = max(e.moment for e in episodes)
+            if any(e.meta.importance >= self.settings.important_at for e in new):
+                trigger = "important"
+            elif now - newest >= idle:
+                trigger = "idle"
+            else:
+                continue
+            await self._reflect_on(bank_id, session_id, episodes, trigger)
+            reflected.append(session_id)
+        return reflected

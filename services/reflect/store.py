@@ -9,6 +9,8 @@ import json
 import logging
 import math
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 import psycopg
@@ -16,7 +18,7 @@ from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from hindsight.reflect.domain import Lesson, LessonPage, ScoredLesson
+from hindsight.reflect.domain import Lesson, LessonPage, Method, ScoredLesson
 from hindsight.reflect.settings import ReflectSettings
 from hindsight.runtime.errors import InvalidArgument, Unavailable
 from hindsight.runtime.migrations import load_migrations, migrate
@@ -26,19 +28,73 @@ from hindsight.runtime.tsearch import query_terms, tsquery_literal, tsvector_lit
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class Upserted:
+    """Lessons as stored, and the older lessons they superseded (contradicted) in the same transaction."""
+
+    lessons: list[Lesson]
+    superseded_ids: list[str]
+
+
+@dataclass(frozen=True)
+class Merge:
+    """Near-duplicates folded into one kept lesson."""
+
+    keep_id: str
+    confidence: float
+    """The kept lesson's new confidence."""
+    merged_ids: list[str]
+
+
 class LessonStore(Protocol):
     """Where a bank's lessons are kept."""
 
-    async def upsert(self, bank_id: str, lessons: Sequence[Lesson]) -> list[Lesson]:
-        """Insert or merge lessons in one transaction; returns them as stored."""
+    async def upsert(self, bank_id: str, lessons: Sequence[Lesson], now: datetime) -> Upserted:
+        """Insert or merge lessons and supersede the ones they contradict, in one transaction."""
+        ...
+
+    async def current(self, bank_id: str, after_id: str, limit: int) -> list[Lesson]:
+        """Lessons not archived, by id, after ``after_id``: maintenance walks them in batches."""
+        ...
+
+    async def set_weights(self, bank_id: str, weights: dict[str, float]) -> None:
+        """New freshness weights."""
+        ...
+
+    async def archive(self, bank_id: str, ids: Sequence[str], now: datetime) -> list[str]:
+        """Archive these (current) lessons; returns the ids that were current."""
+        ...
+
+    async def merge(self, bank_id: str, merge: Merge, now: datetime) -> list[str]:
+        """Fold duplicates into the kept lesson (provenance united, duplicates archived with a link)."""
+        ...
+
+    async def spend_llm(self, bank_id: str, now: datetime, per_hour: int) -> bool:
+        """Take one LLM reflection from the bank's budget for this clock hour; False when spent."""
+        ...
+
+    async def session_marks(self, bank_id: str) -> dict[str, datetime]:
+        """Newest episode time each reflected session had when it was last reflected on."""
+        ...
+
+    async def mark_session(self, bank_id: str, session_id: str, now: datetime, newest_seen: datetime) -> None:
+        """Record a reflection on a session."""
+        ...
+
+    async def note_bank(self, bank_id: str) -> None:
+        """Remember a bank, so that scheduled maintenance visits it."""
+        ...
+
+    async def banks(self) -> list[str]:
+        """Every bank remembered, sorted."""
         ...
 
     async def page(self, bank_id: str, page_size: int, page_token: str) -> LessonPage:
         """Lessons most confident first, a page at a time."""
         ...
 
-    async def search(self, bank_id: str, query: str, limit: int) -> list[ScoredLesson]:
-        """Keyword search, counting a hit on every lesson returned."""
+    async def search(self, bank_id: str, query: str, limit: int, now: datetime) -> list[ScoredLesson]:
+        """Keyword search over current lessons, counting a hit on every lesson returned."""
         ...
 
     async def ready(self) -> bool:
@@ -84,6 +140,15 @@ def _lesson(row: dict[str, Any]) -> Lesson:
         meta=RecordMeta.from_fields(row, time=row["happened_at"]),
         hit_count=row["hit_count"],
         last_hit_at=row["last_hit_at"],
+        method=Method(row["method"]),
+        topic=row["topic"],
+        action_key=row["action_key"],
+        stance=row["stance"],
+        weight=row["weight"],
+        archived_at=row["archived_at"],
+        superseded_by=row["superseded_by"] or "",
+        merged_into=row["merged_into"] or "",
+        created_at=row["created_at"],
     )
 
 
@@ -92,14 +157,16 @@ class PostgresLessonStore:
 
     def __init__(self, pool: AsyncConnectionPool, schema: str) -> None:
         self._pool = pool
+        self._schema = schema
         table = sql.Identifier(schema, "lessons")
         merge = sql.Identifier(schema, "merge_ids")
         self._upsert = sql.SQL(
             """
             INSERT INTO {table} AS l (bank_id, id, situation, action, outcome, lesson, confidence,
                 source_episode_ids, source_turn_ids, tags, source, trust, importance, happened_at,
-                schema_version, search_terms)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector)
+                schema_version, search_terms, method, topic, action_key, stance, created_at, updated_at)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s, %s, %s,
+                %s, %s)
             ON CONFLICT (bank_id, id) DO UPDATE SET
                 confidence = greatest(l.confidence, excluded.confidence),
                 source_episode_ids = {merge}(l.source_episode_ids, excluded.source_episode_ids),
@@ -108,27 +175,111 @@ class PostgresLessonStore:
                 trust = least(l.trust, excluded.trust),
                 importance = greatest(l.importance, excluded.importance),
                 happened_at = greatest(l.happened_at, excluded.happened_at),
-                updated_at = now()
+                topic = excluded.topic,
+                action_key = excluded.action_key,
+                stance = excluded.stance,
+                updated_at = excluded.updated_at
             RETURNING *
             """
         ).format(table=table, merge=merge)
+        # Among current lessons on the same topic and action, the newest decides: every current lesson
+        # taking the opposite stance is superseded by it (archived, with a link).
+        self._supersede = sql.SQL(
+            """
+            WITH touched AS (
+                SELECT DISTINCT topic, action_key FROM {table}
+                WHERE bank_id = %(bank)s AND id = ANY(%(ids)s) AND stance <> 0 AND action_key <> ''
+            ), newest AS (
+                SELECT DISTINCT ON (l.topic, l.action_key) l.topic, l.action_key, l.id, l.stance
+                FROM {table} AS l JOIN touched USING (topic, action_key)
+                WHERE l.bank_id = %(bank)s AND l.archived_at IS NULL AND l.stance <> 0
+                ORDER BY l.topic, l.action_key, l.happened_at DESC NULLS LAST, l.created_at DESC, l.id
+            )
+            UPDATE {table} AS l SET superseded_by = newest.id, archived_at = %(now)s, updated_at = %(now)s
+            FROM newest
+            WHERE l.bank_id = %(bank)s AND l.archived_at IS NULL AND l.topic = newest.topic
+                AND l.action_key = newest.action_key AND l.stance = -newest.stance
+            RETURNING l.id
+            """
+        ).format(table=table)
+        self._current = sql.SQL(
+            "SELECT * FROM {table} WHERE bank_id = %s AND archived_at IS NULL AND id > %s "
+            "ORDER BY id LIMIT %s"
+        ).format(table=table)
+        self._set_weight = sql.SQL("UPDATE {table} SET weight = %s WHERE bank_id = %s AND id = %s").format(
+            table=table
+        )
+        self._archive = sql.SQL(
+            "UPDATE {table} SET archived_at = %s, updated_at = %s "
+            "WHERE bank_id = %s AND id = ANY(%s) AND archived_at IS NULL RETURNING id"
+        ).format(table=table)
+        self._merge_into = sql.SQL(
+            """
+            WITH dup AS (
+                SELECT coalesce(array_agg(e ORDER BY e), '{{}}') AS episodes FROM (
+                    SELECT unnest(source_episode_ids) AS e FROM {table}
+                    WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)
+                ) AS x
+            ), turns AS (
+                SELECT coalesce(array_agg(t ORDER BY t), '{{}}') AS turns FROM (
+                    SELECT unnest(source_turn_ids) AS t FROM {table}
+                    WHERE bank_id = %(bank)s AND id = ANY(%(ids)s)
+                ) AS y
+            )
+            UPDATE {table} AS l SET confidence = %(confidence)s,
+                source_episode_ids = {merge}(l.source_episode_ids, dup.episodes),
+                source_turn_ids = {merge}(l.source_turn_ids, turns.turns),
+                updated_at = %(now)s
+            FROM dup, turns WHERE l.bank_id = %(bank)s AND l.id = %(keep)s AND l.archived_at IS NULL
+            RETURNING l.id
+            """
+        ).format(table=table, merge=merge)
+        self._mark_merged = sql.SQL(
+            "UPDATE {table} SET merged_into = %s, archived_at = %s, updated_at = %s "
+            "WHERE bank_id = %s AND id = ANY(%s) AND archived_at IS NULL RETURNING id"
+        ).format(table=table)
+        self._spend = sql.SQL(
+            """
+            INSERT INTO {budget} AS b (bank_id, hour_start, used) VALUES (%s, %s, 1)
+            ON CONFLICT (bank_id, hour_start) DO UPDATE SET used = b.used + 1 WHERE b.used < %s
+            RETURNING used
+            """
+        ).format(budget=sql.Identifier(schema, "llm_budget"))
+        marks = sql.Identifier(schema, "session_marks")
+        self._marks = sql.SQL("SELECT session_id, newest_seen FROM {marks} WHERE bank_id = %s").format(
+            marks=marks
+        )
+        self._mark = sql.SQL(
+            """
+            INSERT INTO {marks} AS m (bank_id, session_id, reflected_at, newest_seen) VALUES (%s, %s, %s, %s)
+            ON CONFLICT (bank_id, session_id) DO UPDATE SET reflected_at = excluded.reflected_at,
+                newest_seen = greatest(m.newest_seen, excluded.newest_seen)
+            """
+        ).format(marks=marks)
+        banks = sql.Identifier(schema, "banks")
+        self._note_bank = sql.SQL("INSERT INTO {banks} (bank_id) VALUES (%s) ON CONFLICT DO NOTHING").format(
+            banks=banks
+        )
+        self._banks = sql.SQL("SELECT bank_id FROM {banks} ORDER BY bank_id").format(banks=banks)
+        self._known_banks: set[str] = set()
         self._page_first = sql.SQL(
-            "SELECT * FROM {table} WHERE bank_id = %s ORDER BY confidence DESC, id LIMIT %s"
+            "SELECT * FROM {table} WHERE bank_id = %s AND archived_at IS NULL "
+            "ORDER BY confidence DESC, id LIMIT %s"
         ).format(table=table)
         self._page_after = sql.SQL(
-            "SELECT * FROM {table} WHERE bank_id = %s AND (confidence < %s OR (confidence = %s AND id > %s)) "
-            "ORDER BY confidence DESC, id LIMIT %s"
+            "SELECT * FROM {table} WHERE bank_id = %s AND archived_at IS NULL "
+            "AND (confidence < %s OR (confidence = %s AND id > %s)) ORDER BY confidence DESC, id LIMIT %s"
         ).format(table=table)
         self._search = sql.SQL(
             """
             WITH hits AS (
-                SELECT id, ts_rank(search_terms, q) * (0.5 + 0.5 * confidence) AS score
+                SELECT id, ts_rank(search_terms, q) * (0.5 + 0.5 * confidence) * weight AS score
                 FROM {table}, CAST(%s AS tsquery) AS q
-                WHERE bank_id = %s AND search_terms @@ q
+                WHERE bank_id = %s AND archived_at IS NULL AND search_terms @@ q
                 ORDER BY score DESC, id
                 LIMIT %s
             )
-            UPDATE {table} AS l SET hit_count = l.hit_count + 1, last_hit_at = now()
+            UPDATE {table} AS l SET hit_count = l.hit_count + 1, last_hit_at = %s, weight = 1
             FROM hits WHERE l.bank_id = %s AND l.id = hits.id
             RETURNING l.*, hits.score
             """
@@ -145,10 +296,11 @@ class PostgresLessonStore:
         except psycopg.OperationalError as exc:
             raise Unavailable(f"PostgreSQL: {exc}") from exc
 
-    async def upsert(self, bank_id: str, lessons: Sequence[Lesson]) -> list[Lesson]:
-        """Merge with what is stored: provenance is united, confidence and importance only rise."""
+    async def upsert(self, bank_id: str, lessons: Sequence[Lesson], now: datetime) -> Upserted:
+        """Merge with what is stored: provenance is united, confidence and importance only rise; an
+        archived lesson stays archived. Then the contradictions the new lessons bring are resolved."""
         if not lessons:
-            return []
+            return Upserted([], [])
         params = [
             (
                 bank_id,
@@ -167,6 +319,12 @@ class PostgresLessonStore:
                 lesson.meta.time,
                 lesson.meta.schema_version,
                 tsvector_literal((lesson.situation, lesson.action, lesson.outcome, lesson.lesson)),
+                lesson.method.value,
+                lesson.topic,
+                lesson.action_key,
+                lesson.stance,
+                now,
+                now,
             )
             for lesson in lessons
         ]
@@ -177,7 +335,90 @@ class PostgresLessonStore:
                 rows.extend(await cur.fetchall())
                 if not cur.nextset():
                     break
-        return [_lesson(row) for row in rows]
+            ids = [row["id"] for row in rows]
+            await cur.execute(self._supersede, {"bank": bank_id, "ids": ids, "now": now})
+            superseded = sorted(row["id"] for row in await cur.fetchall())
+            await cur.execute(self._note_bank, (bank_id,))
+            if superseded:
+                await cur.execute(
+                    sql.SQL("SELECT * FROM {} WHERE bank_id = %s AND id = ANY(%s)").format(
+                        sql.Identifier(self._schema, "lessons")
+                    ),
+                    (bank_id, ids),
+                )
+                rows = await cur.fetchall()
+        return Upserted([_lesson(row) for row in rows], superseded)
+
+    async def current(self, bank_id: str, after_id: str, limit: int) -> list[Lesson]:
+        """Keyset by id, so a maintenance run can resume after any batch."""
+        async with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(self._current, (bank_id, after_id, limit))
+            return [_lesson(row) for row in await cur.fetchall()]
+
+    async def set_weights(self, bank_id: str, weights: dict[str, float]) -> None:
+        """One transaction for the batch."""
+        if not weights:
+            return
+        async with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            await cur.executemany(self._set_weight, [(w, bank_id, i) for i, w in sorted(weights.items())])
+
+    async def archive(self, bank_id: str, ids: Sequence[str], now: datetime) -> list[str]:
+        """Only current lessons change: archiving twice changes nothing."""
+        if not ids:
+            return []
+        async with self._connection() as conn, conn.cursor() as cur:
+            await cur.execute(self._archive, (now, now, bank_id, list(ids)))
+            return sorted(row[0] for row in await cur.fetchall())
+
+    async def merge(self, bank_id: str, merge: Merge, now: datetime) -> list[str]:
+        """The kept lesson takes the duplicates' provenance and the raised confidence; they are archived."""
+        args = {
+            "bank": bank_id,
+            "ids": merge.merged_ids,
+            "keep": merge.keep_id,
+            "confidence": merge.confidence,
+            "now": now,
+        }
+        async with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            await cur.execute(self._merge_into, args)
+            if await cur.fetchone() is None:
+                return []  # the kept lesson was archived meanwhile: leave the duplicates for the next run
+            await cur.execute(self._mark_merged, (merge.keep_id, now, now, bank_id, merge.merged_ids))
+            return sorted(row[0] for row in await cur.fetchall())
+
+    async def spend_llm(self, bank_id: str, now: datetime, per_hour: int) -> bool:
+        """Atomic across replicas: the row for (bank, hour) counts up only while under the budget."""
+        if per_hour <= 0:
+            return False
+        hour = now.replace(minute=0, second=0, microsecond=0)
+        async with self._connection() as conn, conn.cursor() as cur:
+            await cur.execute(self._spend, (bank_id, hour, per_hour))
+            return await cur.fetchone() is not None
+
+    async def session_marks(self, bank_id: str) -> dict[str, datetime]:
+        """All of a bank's marks."""
+        async with self._connection() as conn, conn.cursor() as cur:
+            await cur.execute(self._marks, (bank_id,))
+            return {row[0]: row[1] for row in await cur.fetchall()}
+
+    async def mark_session(self, bank_id: str, session_id: str, now: datetime, newest_seen: datetime) -> None:
+        """The newest episode seen only moves forward."""
+        async with self._connection() as conn:
+            await conn.execute(self._mark, (bank_id, session_id, now, newest_seen))
+
+    async def note_bank(self, bank_id: str) -> None:
+        """Written once per bank per process: recall calls this on every search."""
+        if bank_id in self._known_banks:
+            return
+        async with self._connection() as conn:
+            await conn.execute(self._note_bank, (bank_id,))
+        self._known_banks.add(bank_id)
+
+    async def banks(self) -> list[str]:
+        """Sorted."""
+        async with self._connection() as conn, conn.cursor() as cur:
+            await cur.execute(self._banks)
+            return [row[0] for row in await cur.fetchall()]
 
     async def page(self, bank_id: str, page_size: int, page_token: str) -> LessonPage:
         """Keyset pagination on (confidence desc, id): stable while lessons are added."""
@@ -192,13 +433,14 @@ class PostgresLessonStore:
         token = encode_page_token(lessons[-1].confidence, lessons[-1].id) if len(rows) > page_size else ""
         return LessonPage(lessons, token)
 
-    async def search(self, bank_id: str, query: str, limit: int) -> list[ScoredLesson]:
-        """Score = ts_rank * (0.5 + 0.5 * confidence); the hits' counters move in the same statement."""
+    async def search(self, bank_id: str, query: str, limit: int, now: datetime) -> list[ScoredLesson]:
+        """Score = ts_rank * (0.5 + 0.5 * confidence) * weight over current lessons; the hits' counters
+        move, and their weight is restored, in the same statement."""
         tsquery = tsquery_literal(query_terms(query))
         if tsquery is None:
             return []
         async with self._connection() as conn, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-            await cur.execute(self._search, (tsquery, bank_id, limit, bank_id))
+            await cur.execute(self._search, (tsquery, bank_id, limit, now, bank_id))
             rows = await cur.fetchall()
         hits = [ScoredLesson(_lesson(row), float(row["score"])) for row in rows]
         return sorted(hits, key=lambda hit: (-hit.score, hit.lesson.id))

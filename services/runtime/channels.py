@@ -22,6 +22,9 @@ _CHANNEL_OPTIONS = (
     ("grpc.max_send_message_length", 64 * 1024 * 1024),
     ("grpc.keepalive_time_ms", 30_000),
     ("grpc.enable_retries", 1),
+    # Spread calls over every address the target resolves to (a headless Service in Kubernetes lists each
+    # replica), instead of pinning one connection to one replica; a single address behaves as before.
+    ("grpc.lb_policy_name", "round_robin"),
 )
 
 

@@ -91,7 +91,14 @@ async def _watch_readiness(spec: ServiceSpec, servicer: health.HealthServicer, i
 
 async def start_server(spec: ServiceSpec, settings: ServerSettings) -> RunningServer:
     """Start serving ``spec`` on ``settings.host:settings.port`` (0 picks a free port)."""
-    server = grpc.aio.server(interceptors=[ServiceInterceptor(Grants.parse(settings.tokens))])
+    options = []
+    if settings.max_connection_age > 0:  # GOAWAY after this age: clients re-resolve and reach new replicas
+        options = [
+            ("grpc.max_connection_age_ms", int(settings.max_connection_age * 1000)),
+            ("grpc.max_connection_age_grace_ms", int(settings.grace_seconds * 1000)),
+        ]
+    interceptors = [ServiceInterceptor(Grants.parse(settings.tokens))]
+    server = grpc.aio.server(interceptors=interceptors, options=options)
     spec.register(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -90,3 +90,8 @@ class ServerSettings:
     readiness_interval: float = env(
         "HINDSIGHT_READINESS_INTERVAL", 2.0, "Seconds between readiness checks of the stores."
     )
+    max_connection_age: float = env(
+        "HINDSIGHT_MAX_CONNECTION_AGE_SECONDS",
+        300.0,
+        "Clients are asked to reconnect after this long, so they find replicas added since; 0: never.",
+    )

@@ -7,8 +7,11 @@ stop words. The same terms are used to index and to query, so both sides always 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
+
+import snowballstemmer
 
 _TOKEN = re.compile(
     r"[0-9a-zA-Z\u00c0-\u024f]+(?:['\u2019][a-zA-Z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
@@ -48,6 +51,26 @@ def terms(text: str) -> list[str]:
             if word and word not in STOPWORDS:
                 result.append(word)
     return result
+
+
+_ENGLISH_WORD = re.compile(r"[a-z]+")
+_english_stemmer = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Snowball (Porter2) stem of a lower-case English word; other terms are returned unchanged."""
+    if len(word) < 4 or not _ENGLISH_WORD.fullmatch(word):
+        return word
+    return str(_english_stemmer.stemWord(word))
+
+
+def search_terms(text: str) -> list[str]:
+    """:func:`terms` with English words stemmed ("painted", "paints" -> "paint"), for ranked keyword search.
+
+    Stemming lets a question match the tense or number the conversation used; Chinese terms are unchanged.
+    """
+    return [stem(term) for term in terms(text)]
 
 
 def term_counts(text: str) -> Counter[str]:

@@ -9,9 +9,11 @@ agree, whatever the database locale.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from hindsight.runtime.text import terms
+
+Analyser = Callable[[str], list[str]]
 
 MAX_POSITION = 16383
 """Largest word position a tsvector stores."""
@@ -30,10 +32,10 @@ def _usable(lexeme: str) -> bool:
     return bool(lexeme) and len(lexeme.encode()) <= MAX_LEXEME_BYTES
 
 
-def tsvector_literal(parts: Iterable[str]) -> str:
+def tsvector_literal(parts: Iterable[str], analyse: Analyser = terms) -> str:
     """The ``tsvector`` literal of the terms of ``parts`` (joined), with word positions for ranking."""
     positions: dict[str, list[int]] = {}
-    for index, lexeme in enumerate(terms(" ".join(part for part in parts if part)), start=1):
+    for index, lexeme in enumerate(analyse(" ".join(part for part in parts if part)), start=1):
         if not _usable(lexeme):
             continue
         seen = positions.setdefault(lexeme, [])
@@ -43,9 +45,9 @@ def tsvector_literal(parts: Iterable[str]) -> str:
     return " ".join(f"{_quote(lexeme)}:{','.join(map(str, spots))}" for lexeme, spots in positions.items())
 
 
-def query_terms(query: str) -> list[str]:
+def query_terms(query: str, analyse: Analyser = terms) -> list[str]:
     """The distinct terms of a query, in order; empty when it holds only stop words or punctuation."""
-    return [lexeme for lexeme in dict.fromkeys(terms(query)) if _usable(lexeme)]
+    return [lexeme for lexeme in dict.fromkeys(analyse(query)) if _usable(lexeme)]
 
 
 def tsquery_literal(lexemes: Iterable[str]) -> str | None:

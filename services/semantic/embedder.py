@@ -27,8 +27,8 @@ class Embedder(Protocol):
         """The model every vector comes from."""
         ...
 
-    async def embed(self, bank_id: str, texts: Sequence[str]) -> list[list[float]]:
-        """One L2-normalised vector per text, in order."""
+    async def embed(self, bank_id: str, texts: Sequence[str], query: bool = False) -> list[list[float]]:
+        """One L2-normalised vector per text, in order; ``query``: search queries, not stored passages."""
         ...
 
 
@@ -76,13 +76,17 @@ class InferenceEmbedder:
         """The model every vector comes from."""
         return self._model
 
-    async def embed(self, bank_id: str, texts: Sequence[str]) -> list[list[float]]:
+    async def embed(self, bank_id: str, texts: Sequence[str], query: bool = False) -> list[list[float]]:
         """Embed ``texts``; a reply from another model or of another shape is refused, never stored."""
+        purpose = inference_pb2.EMBED_PURPOSE_QUERY if query else inference_pb2.EMBED_PURPOSE_PASSAGE
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._batch_size):
             batch = list(texts[start : start + self._batch_size])
             reply = await self._client.call(
-                "Embed", inference_pb2.EmbedRequest(bank_id=bank_id, texts=batch, model=self._model.name)
+                "Embed",
+                inference_pb2.EmbedRequest(
+                    bank_id=bank_id, texts=batch, model=self._model.name, purpose=purpose
+                ),
             )
             if reply.model and reply.model != self._model.name:
                 raise FailedPrecondition(

@@ -59,6 +59,11 @@ class ModelIdentity:
         """The identity as stored in the collection's metadata."""
         return {"model": self.name, "dimension": self.dimension, "content_hash": self.content_hash}
 
+    def describe(self) -> str:
+        """``'name' (512-d, sha256 0123456789ab)`` for messages."""
+        digest = f", sha256 {self.content_hash[:12]}" if self.content_hash else ""
+        return f"{self.name!r} ({self.dimension}-d{digest})"
+
 
 _UNSAFE = re.compile(r"[^a-z0-9_-]+")
 
@@ -70,5 +75,19 @@ def collection_name(prefix: str, model: ModelIdentity) -> str:
     never lands in an old collection.
     """
     version = model.content_hash[:12] if model.content_hash else f"d{model.dimension}"
-    parts = [_UNSAFE.sub("_", part.lower()).strip("_") for part in (prefix, model.name, version)]
+    parts = [_clean(part) for part in (prefix, model.name, version)]
     return "_".join(part for part in parts if part)[:200]
+
+
+def _clean(part: str) -> str:
+    return _UNSAFE.sub("_", part.lower()).strip("_")
+
+
+def alias_name(prefix: str) -> str:
+    """``<prefix>_active``: the alias that names the collection in use."""
+    return "_".join(part for part in (_clean(prefix), "active") if part)
+
+
+def prefix_start(prefix: str) -> str:
+    """How the names of this prefix's collections begin."""
+    return f"{_clean(prefix)}_" if _clean(prefix) else ""

@@ -14,6 +14,7 @@ from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.errors import FailedPrecondition
 from hindsight.runtime.main import run_service
 from hindsight.runtime.server import ServiceSpec
+from hindsight.runtime.startup import open_with_retry
 from hindsight.semantic.embedder import InferenceEmbedder, describe_model
 from hindsight.semantic.engine import SemanticEngine
 from hindsight.semantic.servicer import SemanticServicer
@@ -40,7 +41,7 @@ async def open_service(settings: SemanticSettings) -> AsyncIterator[ServiceSpec]
     )
     try:
         model = await describe_model(inference, settings.embedding_model, settings.startup_timeout)
-        async with open_vector_store(settings, model) as store:
+        async with open_with_retry(lambda: open_vector_store(settings, model), what="qdrant") as store:
             log.info("semantic store open", extra={"collection": store.collection, "model": model.name})
             engine = SemanticEngine(store, InferenceEmbedder(inference, model))
 

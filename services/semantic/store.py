@@ -24,7 +24,9 @@ from hindsight.semantic.records import (
     RecordKind,
     ScoredRecord,
     SemanticRecord,
+    alias_name,
     collection_name,
+    prefix_start,
 )
 from hindsight.semantic.settings import SemanticSettings
 
@@ -192,10 +194,35 @@ class QdrantVectorStore:
             return False
 
 
-async def _ensure_collection(
-    client: AsyncQdrantClient, name: str, model: ModelIdentity, server: bool
-) -> None:
-    """Create the model's collection, or check that an existing one holds this model's vectors."""
+def active_alias(prefix: str) -> str:
+    """The alias that names the collection in use: a reindex switches it in one atomic step."""
+    return alias_name(prefix)
+
+
+def stored_identity(metadata: dict[str, Any] | None) -> ModelIdentity | None:
+    """The model identity a collection was created with (None when it carries none)."""
+    stored = metadata or {}
+    if not stored.get("model"):
+        return None
+    return ModelIdentity(
+        name=str(stored["model"]),
+        dimension=int(stored.get("dimension") or 0),
+        content_hash=str(stored.get("content_hash") or ""),
+    )
+
+
+def identity_mismatch(collection: str, stored: ModelIdentity, served: ModelIdentity) -> FailedPrecondition:
+    """The refusal a start-up gives when the collection holds another model's vectors."""
+    return FailedPrecondition(
+        f"collection {collection!r} holds vectors of model {stored.describe()}, but the inference layer "
+        f"serves {served.describe()}; vectors of two models cannot be compared. Run `hindsight reindex` "
+        f"to re-embed the stored texts with {served.name!r} (the old collection is kept), or serve "
+        f"{stored.name!r} again"
+    )
+
+
+async def create_collection(client: AsyncQdrantClient, name: str, model: ModelIdentity, server: bool) -> None:
+    """Create a collection for ``model``'s vectors, stamped with its identity (a lost race is fine)."""
     if not await client.collection_exists(name):
         try:
             await client.create_collection(
@@ -210,7 +237,6 @@ async def _ensure_collection(
         except (UnexpectedResponse, ValueError):
             if not await client.collection_exists(name):  # not a lost race with another replica
                 raise
-    await _check_collection(client, name, model)
     if server:  # local mode ignores payload indexes (and warns); a server needs them to filter fast
         await client.create_payload_index(
             name,
@@ -224,7 +250,8 @@ async def _ensure_collection(
         )
 
 
-async def _check_collection(client: AsyncQdrantClient, name: str, model: ModelIdentity) -> None:
+async def check_collection(client: AsyncQdrantClient, name: str, model: ModelIdentity) -> None:
+    """Refuse (FailedPrecondition) a collection whose shape or model identity is not ``model``'s."""
     config = (await client.get_collection(name)).config
     vectors = config.params.vectors
     if not isinstance(vectors, models.VectorParams):
@@ -232,43 +259,106 @@ async def _check_collection(client: AsyncQdrantClient, name: str, model: ModelId
             f"collection {name!r} does not hold one unnamed vector per point; "
             f"it was not created by the semantic layer"
         )
+    stored = stored_identity(config.metadata) or ModelIdentity("unknown", vectors.size or 0)
     if vectors.size != model.dimension:
         raise FailedPrecondition(
             f"collection {name!r} holds {vectors.size}-d vectors but model {model.name!r} makes "
-            f"{model.dimension}-d vectors; serve the model it was built with, or reindex into a new one"
+            f"{model.dimension}-d vectors. {identity_mismatch(name, stored, model)}"
         )
     if vectors.distance != models.Distance.COSINE:
         raise FailedPrecondition(f"collection {name!r} uses {vectors.distance} distance, not cosine")
-    stored = config.metadata or {}
-    for key in ("model", "content_hash"):
-        expected = model.as_metadata()[key]
-        if stored.get(key) not in (None, expected):
-            raise FailedPrecondition(
-                f"collection {name!r} holds vectors of {key} {stored[key]!r}, but the "
-                f"inference layer serves {expected!r}; reindex into a new collection"
-            )
+    if config.metadata and (
+        stored.name != model.name or (stored.content_hash and stored.content_hash != model.content_hash)
+    ):
+        raise identity_mismatch(name, stored, model)
+
+
+async def active_collection(client: AsyncQdrantClient, prefix: str) -> str | None:
+    """The collection the active alias names, or None before the first start."""
+    alias = active_alias(prefix)
+    for description in (await client.get_aliases()).aliases:
+        if description.alias_name == alias:
+            return description.collection_name
+    return None
+
+
+async def point_alias(client: AsyncQdrantClient, prefix: str, collection: str) -> None:
+    """Point the active alias at ``collection`` in one request: readers see the old or the new, never none."""
+    alias = active_alias(prefix)
+    operations: list[models.AliasOperations] = []
+    if await active_collection(client, prefix) is not None:
+        operations.append(models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=alias)))
+    operations.append(
+        models.CreateAliasOperation(
+            create_alias=models.CreateAlias(collection_name=collection, alias_name=alias)
+        )
+    )
+    await client.update_collection_aliases(change_aliases_operations=operations)
+    log.info("active collection switched", extra={"alias": alias, "collection": collection})
+
+
+async def _legacy_collections(client: AsyncQdrantClient, prefix: str, keep: str) -> list[str]:
+    """Collections of this prefix from before the active alias existed, other than ``keep``, with points."""
+    found = []
+    start = prefix_start(prefix)
+    for description in (await client.get_collections()).collections:
+        name = description.name
+        if name != keep and name.startswith(start) and (await client.count(name, exact=False)).count:
+            found.append(name)
+    return found
+
+
+async def open_active(client: AsyncQdrantClient, prefix: str, model: ModelIdentity, server: bool) -> str:
+    """The active collection, checked against ``model``; created (and aliased) on the first start."""
+    current = await active_collection(client, prefix)
+    if current is not None:
+        await check_collection(client, current, model)
+        return current
+    name = collection_name(prefix, model)
+    if not await client.collection_exists(name):
+        for legacy in await _legacy_collections(client, prefix, keep=name):
+            config = (await client.get_collection(legacy)).config
+            stored = stored_identity(config.metadata) or ModelIdentity("unknown", 0)
+            raise identity_mismatch(legacy, stored, model)
+    await create_collection(client, name, model, server)
+    await check_collection(client, name, model)
+    await point_alias(client, prefix, name)
+    return name
+
+
+def connect(settings: SemanticSettings) -> AsyncQdrantClient:
+    """A Qdrant client: the server when ``QDRANT_URL`` is set, else local mode (a directory, or memory)."""
+    if settings.qdrant_url:
+        return AsyncQdrantClient(
+            url=settings.qdrant_url, api_key=settings.qdrant_api_key or None, timeout=settings.qdrant_timeout
+        )
+    if settings.qdrant_path:
+        return AsyncQdrantClient(path=settings.qdrant_path)
+    return AsyncQdrantClient(location=":memory:")
+
+
+def target_of(settings: SemanticSettings) -> str:
+    """Where the vectors are, for messages."""
+    return settings.qdrant_url or settings.qdrant_path or ":memory:"
 
 
 @contextlib.asynccontextmanager
 async def open_vector_store(
     settings: SemanticSettings, model: ModelIdentity
 ) -> AsyncIterator[QdrantVectorStore]:
-    """Open Qdrant (server when ``QDRANT_URL`` is set, else local mode) and make sure the collection fits."""
-    if settings.qdrant_url:
-        client = AsyncQdrantClient(
-            url=settings.qdrant_url, api_key=settings.qdrant_api_key or None, timeout=settings.qdrant_timeout
-        )
-        target = settings.qdrant_url
-    elif settings.qdrant_path:
-        client = AsyncQdrantClient(path=settings.qdrant_path)
-        target = settings.qdrant_path
-    else:
-        client = AsyncQdrantClient(location=":memory:")
-        target = ":memory:"
-    name = collection_name(settings.collection_prefix, model)
+    """Open Qdrant and check that the active collection holds ``model``'s vectors.
+
+    The store reads and writes through the active alias, so a reindex that switches it (on a Qdrant
+    server, while this layer runs) is followed at once.
+    """
+    client = connect(settings)
+    target = target_of(settings)
     try:
         with _qdrant_errors(target):
-            await _ensure_collection(client, name, model, server=bool(settings.qdrant_url))
-        yield QdrantVectorStore(client, name, target)
+            collection = await open_active(
+                client, settings.collection_prefix, model, server=bool(settings.qdrant_url)
+            )
+        log.info("active collection", extra={"collection": collection, "model": model.name})
+        yield QdrantVectorStore(client, active_alias(settings.collection_prefix), target)
     finally:
         await client.close()

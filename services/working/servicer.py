@@ -12,6 +12,7 @@ from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.records import Turn
 from hindsight.runtime.validation import check_limit, check_text
 from hindsight.working.engine import WorkingMemory
+from hindsight.working.entries import Entry, EntryKind
 
 DEFAULT_WINDOW = 20
 MAX_WINDOW = 200
@@ -20,6 +21,23 @@ MAX_SEARCH_LIMIT = 100
 MAX_TURNS_PER_APPEND = 1000
 MAX_SESSION_ID_CHARS = 256
 MAX_QUERY_CHARS = 10_000
+MAX_TOKEN_BUDGET = 2_000_000
+
+_KIND_TO_PB = {
+    EntryKind.TURN: working_pb2.ENTRY_KIND_TURN,
+    EntryKind.SUMMARY: working_pb2.ENTRY_KIND_SUMMARY,
+}
+
+
+def entry_to_pb(entry: Entry) -> working_pb2.WindowEntry:
+    """Convert a window entry."""
+    return working_pb2.WindowEntry(
+        kind=_KIND_TO_PB[entry.kind],
+        turn=entry.turn.to_pb(),
+        summary=entry.summary,
+        token_count=entry.token_count,
+        timestamp_ms=entry.timestamp_ms,
+    )
 
 
 def _check_session_id(session_id: str, field: str, required: bool) -> str:
@@ -55,8 +73,10 @@ class WorkingServicer(working_pb2_grpc.WorkingMemoryServiceServicer):
         self, request: working_pb2.AppendTurnsRequest, context: grpc.aio.ServicerContext
     ) -> working_pb2.AppendTurnsResponse:
         turns = turns_from_pb(request.turns)
-        appended = await self._memory.append(request.bank_id, turns)
-        return working_pb2.AppendTurnsResponse(appended_count=appended)
+        result = await self._memory.append(request.bank_id, turns)
+        return working_pb2.AppendTurnsResponse(
+            appended_count=result.appended, compressed_group_count=result.compressed_groups
+        )
 
     async def GetWindow(
         self, request: working_pb2.GetWindowRequest, context: grpc.aio.ServicerContext
@@ -86,3 +106,47 @@ class WorkingServicer(working_pb2_grpc.WorkingMemoryServiceServicer):
             raise InvalidArgument("turn_ids", f"must hold at most {MAX_TURNS_PER_APPEND} ids")
         removed = await self._memory.forget(request.bank_id, list(request.turn_ids))
         return working_pb2.ForgetTurnsResponse(removed_count=removed)
+
+    async def GetContext(
+        self, request: working_pb2.GetContextRequest, context: grpc.aio.ServicerContext
+    ) -> working_pb2.GetContextResponse:
+        session_id = _check_session_id(request.session_id, "session_id", required=True)
+        budget = check_limit(
+            request.token_budget, "token_budget", self._memory.settings.context_budget, MAX_TOKEN_BUDGET
+        )
+        result = await self._memory.context(request.bank_id, session_id, budget)
+        return working_pb2.GetContextResponse(
+            summaries=[entry_to_pb(entry) for entry in result.summaries],
+            turns=[entry_to_pb(entry) for entry in result.turns],
+            token_count=result.token_count,
+            session_token_count=result.session_token_count,
+            omitted_count=result.omitted_count,
+            token_budget=result.budget,
+        )
+
+    async def Compress(
+        self, request: working_pb2.CompressRequest, context: grpc.aio.ServicerContext
+    ) -> working_pb2.CompressResponse:
+        session_id = _check_session_id(request.session_id, "session_id", required=True)
+        result = await self._memory.compress(request.bank_id, session_id, request.target_tokens or None)
+        return working_pb2.CompressResponse(
+            group_count=result.groups,
+            summarised_turn_count=result.summarised_turns,
+            tokens_before=result.tokens_before,
+            tokens_after=result.tokens_after,
+            summariser=result.summariser,
+        )
+
+    async def CloseSession(
+        self, request: working_pb2.CloseSessionRequest, context: grpc.aio.ServicerContext
+    ) -> working_pb2.CloseSessionResponse:
+        session_id = _check_session_id(request.session_id, "session_id", required=True)
+        stats = await self._memory.close_session(request.bank_id, session_id)
+        if stats is None:
+            return working_pb2.CloseSessionResponse(closed=False)
+        return working_pb2.CloseSessionResponse(
+            closed=True,
+            turn_count=stats.turn_count,
+            summary_count=stats.summary_count,
+            token_count=stats.token_count,
+        )

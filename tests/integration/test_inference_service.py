@@ -23,7 +23,7 @@ BANK = "bank-inference"
 @pytest.fixture(scope="module")
 async def channel() -> AsyncIterator[grpc.aio.Channel]:
     """One server (one model load) for every test in this module."""
-    settings = InferenceSettings(max_texts=8)
+    settings = InferenceSettings(max_texts=8, max_documents=8)
     async with serving(lambda: open_service(settings)) as server, channel_to(server) as channel:
         yield channel
 
@@ -105,16 +105,68 @@ async def test_too_many_texts_are_rejected_naming_texts(
 ) -> None:
     error = await _status(stub, inference_pb2.EmbedRequest(bank_id=BANK, texts=["x"] * 9))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert (error.details() or "").startswith("texts:")
+    assert (error.details() or "").startswith("texts: at most 8 texts per request")
 
 
-async def test_an_empty_or_blank_text_is_rejected_naming_its_index(
+async def test_awkward_texts_embed_without_error_and_long_ones_are_reported_as_truncated(
     stub: inference_pb2_grpc.InferenceServiceStub,
 ) -> None:
-    for blank in ("", "  \n"):
-        error = await _status(stub, inference_pb2.EmbedRequest(bank_id=BANK, texts=["fine", blank]))
-        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
-        assert (error.details() or "").startswith("texts[1]:")
+    texts = ["", "  \n", "😀🎉🚀", "Mixed 中文 and English, русский, العربية", "long " * 20_000]
+    for model in ("", "minilm-l6-v2"):
+        reply = await stub.Embed(
+            inference_pb2.EmbedRequest(bank_id=BANK, texts=texts, model=model), timeout=30
+        )
+        vectors = np.array([list(e.values) for e in reply.embeddings], dtype=np.float32)
+        assert vectors.shape == (5, reply.dimension)
+        assert np.all(np.isfinite(vectors))
+        assert list(reply.truncated_indices) == [4]
+
+
+async def test_the_english_model_is_served_under_its_name_beside_the_default(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    reply = await stub.Embed(
+        inference_pb2.EmbedRequest(
+            bank_id=BANK,
+            texts=["The cat is sleeping on the sofa.", "A cat naps on the couch.", "Rates rose."],
+            model="minilm-l6-v2",
+            purpose=inference_pb2.EMBED_PURPOSE_QUERY,
+        ),
+        timeout=10,
+    )
+    assert (reply.model, reply.dimension) == ("minilm-l6-v2", 384)
+    cat, nap, rates = (np.array(e.values) for e in reply.embeddings)
+    assert cat @ nap > cat @ rates + 0.4
+
+
+async def test_rerank_scores_every_document_in_order_with_the_default_reranker(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    documents = ["Interest rates rose sharply last quarter.", "The cat is sleeping on the sofa.", ""]
+    reply = await stub.Rerank(
+        inference_pb2.RerankRequest(bank_id=BANK, query="Where does the cat sleep?", documents=documents),
+        timeout=10,
+    )
+    assert reply.model == "bi-encoder"
+    assert len(reply.scores) == 3
+    assert reply.scores[1] > reply.scores[0]
+    empty = await stub.Rerank(inference_pb2.RerankRequest(bank_id=BANK, query="q"), timeout=10)
+    assert (empty.model, list(empty.scores)) == ("bi-encoder", [])
+
+
+async def test_too_many_documents_or_an_unknown_reranker_are_invalid_arguments(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    error = await _status(
+        stub, inference_pb2.RerankRequest(bank_id=BANK, query="q", documents=["d"] * 9), "Rerank"
+    )
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert (error.details() or "").startswith("documents: at most 8 documents")
+    error = await _status(
+        stub, inference_pb2.RerankRequest(bank_id=BANK, query="q", documents=["d"], model="bge"), "Rerank"
+    )
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert (error.details() or "").startswith("model: unknown reranker 'bge'")
 
 
 async def test_an_unknown_model_is_rejected_naming_model_in_both_methods(
@@ -141,3 +193,7 @@ async def test_model_info_gives_the_dimension_and_the_hash_of_the_model_file(
         assert (info.name, info.dimension, info.max_length) == ("use-multilingual-v3", 512, 0)
         assert re.fullmatch(r"[0-9a-f]{64}", info.content_hash)
         assert info.content_hash == file_sha256(packaged_use_path())
+        assert list(info.models) == ["minilm-l6-v2", "use-multilingual-v3"]
+        assert list(info.rerankers) == ["bi-encoder"]
+    minilm = await stub.ModelInfo(inference_pb2.ModelInfoRequest(model="minilm-l6-v2"), timeout=10)
+    assert (minilm.dimension, minilm.max_length) == (384, 256)

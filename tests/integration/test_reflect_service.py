@@ -285,4 +285,4 @@ async def test_starting_again_on_a_migrated_schema_keeps_the_lessons(layers, uni
         cursor = await conn.execute(
             sql.SQL("SELECT version FROM {}").format(sql.Identifier(unique_name, "schema_migrations"))
         )
-        assert await cursor.fetchall() == [(1,)]
+        assert await cursor.fetchall() == [(1,), (2,)]

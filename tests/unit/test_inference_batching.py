@@ -12,16 +12,20 @@ import numpy as np
 import pytest
 
 from hindsight.inference.batching import EmbedFn, MicroBatcher
+from hindsight.inference.cache import CachedRow, VectorCache
 from hindsight.inference.engine import InferenceEngine
-from hindsight.inference.models import Embedder, ModelRegistry, load_models
+from hindsight.inference.loading import RerankerRegistry, load_models
+from hindsight.inference.models import Embedded, Embedder, ModelRegistry
 from hindsight.inference.settings import InferenceSettings
 from hindsight.runtime.errors import Unavailable
+
+NO_RERANKERS = RerankerRegistry({}, default="")
 
 
 @pytest.fixture(scope="module")
 def registry() -> ModelRegistry:
     """The packaged model, loaded once for this module."""
-    return load_models(InferenceSettings())
+    return load_models(InferenceSettings(packaged_models=("use-multilingual-v3",)))
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +65,7 @@ async def test_twenty_concurrent_single_text_calls_are_coalesced_into_fewer_batc
         results = await asyncio.gather(*(batcher.embed([text]) for text in texts))
     assert batcher.stats.texts == 20
     assert batcher.stats.batches < 20
-    _assert_same_direction(np.vstack(results), model.embed(texts))
+    _assert_same_direction(np.vstack([r.vectors for r in results]), model.embed(texts).vectors)
 
 
 async def test_a_large_call_runs_in_bounded_batches_sorted_by_length_and_answers_in_order(
@@ -69,7 +73,7 @@ async def test_a_large_call_runs_in_bounded_batches_sorted_by_length_and_answers
 ) -> None:
     seen: list[list[str]] = []
 
-    def recording(texts: Sequence[str]) -> np.ndarray:
+    def recording(texts: Sequence[str]) -> Embedded:
         seen.append(list(texts))
         return model.embed(texts)
 
@@ -79,13 +83,13 @@ async def test_a_large_call_runs_in_bounded_batches_sorted_by_length_and_answers
     assert len(seen) == 5
     assert all(len(batch) <= 16 for batch in seen)
     assert all([len(t) for t in batch] == sorted(len(t) for t in batch) for batch in seen)
-    _assert_same_direction(vectors, model.embed(texts))
+    _assert_same_direction(vectors.vectors, model.embed(texts).vectors)
 
 
 async def test_a_failing_batch_fails_its_callers_and_the_worker_keeps_serving(
     model: Embedder, executor: ThreadPoolExecutor
 ) -> None:
-    def fragile(texts: Sequence[str]) -> np.ndarray:
+    def fragile(texts: Sequence[str]) -> Embedded:
         if "boom" in texts:
             raise RuntimeError("model crashed")
         return model.embed(texts)
@@ -93,7 +97,7 @@ async def test_a_failing_batch_fails_its_callers_and_the_worker_keeps_serving(
     async with started(fragile, executor) as batcher:
         with pytest.raises(RuntimeError, match="model crashed"):
             await batcher.embed(["boom", "fine"])
-        assert (await batcher.embed(["fine"])).shape == (1, 512)
+        assert (await batcher.embed(["fine"])).vectors.shape == (1, 512)
         assert batcher.running
 
 
@@ -110,10 +114,11 @@ async def test_the_engine_cuts_long_texts_and_says_so_in_the_log(
 ) -> None:
     head = "The cat is sleeping on the sofa."
     async with started(model.embed, executor) as batcher:
-        engine = InferenceEngine(registry, {model.name: batcher}, max_chars=len(head))
+        engine = InferenceEngine(registry, NO_RERANKERS, {model.name: batcher}, executor, max_chars=len(head))
         with caplog.at_level(logging.INFO, logger="hindsight.inference.engine"):
             result = await engine.embed([head + " Then it woke up and ate." * 10])
-    np.testing.assert_allclose(result.vectors, model.embed([head]), atol=1e-6)
+    np.testing.assert_allclose(result.vectors, model.embed([head]).vectors, atol=1e-6)
+    assert result.truncated == (0,)
     record = next(r for r in caplog.records if "truncated" in r.getMessage())
     assert record.__dict__["truncated"] == 1
     assert record.__dict__["max_chars"] == len(head)
@@ -123,7 +128,7 @@ async def test_the_engine_is_ready_only_after_warming_up_and_answers_no_texts_wi
     registry: ModelRegistry, model: Embedder, executor: ThreadPoolExecutor
 ) -> None:
     async with started(model.embed, executor) as batcher:
-        engine = InferenceEngine(registry, {model.name: batcher}, max_chars=4096)
+        engine = InferenceEngine(registry, NO_RERANKERS, {model.name: batcher}, executor, max_chars=4096)
         assert not engine.ready()
         await engine.warm_up()
         assert engine.ready()
@@ -131,3 +136,32 @@ async def test_the_engine_is_ready_only_after_warming_up_and_answers_no_texts_wi
         empty = await engine.embed([])
     assert (empty.model, empty.dimension, empty.vectors.shape) == (model.name, 512, (0, 512))
     assert not engine.ready()
+
+
+async def test_the_engine_embeds_a_text_it_has_seen_recently_from_its_cache(
+    registry: ModelRegistry, model: Embedder, executor: ThreadPoolExecutor
+) -> None:
+    async with started(model.embed, executor) as batcher:
+        engine = InferenceEngine(
+            registry, NO_RERANKERS, {model.name: batcher}, executor, 4096, cache_entries=2
+        )
+        first = await engine.embed(["one", "two", "one"])
+        assert batcher.stats.texts == 2  # the repeated text is embedded once
+        again = await engine.embed(["two", "one"])
+        assert batcher.stats.texts == 2
+        np.testing.assert_allclose(again.vectors, first.vectors[[1, 0]])
+        await engine.embed(["three"])  # evicts the least recently used ("two")
+        await engine.embed(["two"])
+    assert batcher.stats.texts == 4
+
+
+def test_the_vector_cache_keeps_the_most_recently_used_rows_and_nothing_at_capacity_zero() -> None:
+    cache = VectorCache(2)
+    for text in ("a", "b"):
+        cache.put(text, CachedRow(np.zeros(2), False))
+    assert cache.get("a") is not None  # "b" is now the least recently used
+    cache.put("c", CachedRow(np.ones(2), True))
+    assert (cache.get("b"), len(cache), cache.hits, cache.misses) == (None, 2, 1, 1)
+    off = VectorCache(0)
+    off.put("a", CachedRow(np.zeros(2), False))
+    assert len(off) == 0

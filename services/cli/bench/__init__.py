@@ -9,7 +9,11 @@ from __future__ import annotations
 import argparse
 import importlib
 
-SUITES: dict[str, str] = {}
+SUITES: dict[str, str] = {
+    "retrieval": "hindsight.cli.bench.retrieval",
+    "inference": "hindsight.cli.bench.inference",
+    "working": "hindsight.cli.bench.working",
+}
 """Suite name -> module path. A suite module registers itself by being listed here."""
 
 

@@ -1,4 +1,5 @@
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
@@ -6,15 +7,26 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class EmbedPurpose(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EMBED_PURPOSE_UNSPECIFIED: _ClassVar[EmbedPurpose]
+    EMBED_PURPOSE_QUERY: _ClassVar[EmbedPurpose]
+    EMBED_PURPOSE_PASSAGE: _ClassVar[EmbedPurpose]
+EMBED_PURPOSE_UNSPECIFIED: EmbedPurpose
+EMBED_PURPOSE_QUERY: EmbedPurpose
+EMBED_PURPOSE_PASSAGE: EmbedPurpose
+
 class EmbedRequest(_message.Message):
-    __slots__ = ("bank_id", "texts", "model")
+    __slots__ = ("bank_id", "texts", "model", "purpose")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     TEXTS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
+    PURPOSE_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     texts: _containers.RepeatedScalarFieldContainer[str]
     model: str
-    def __init__(self, bank_id: _Optional[str] = ..., texts: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ...) -> None: ...
+    purpose: EmbedPurpose
+    def __init__(self, bank_id: _Optional[str] = ..., texts: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ..., purpose: _Optional[_Union[EmbedPurpose, str]] = ...) -> None: ...
 
 class Embedding(_message.Message):
     __slots__ = ("values",)
@@ -23,14 +35,16 @@ class Embedding(_message.Message):
     def __init__(self, values: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class EmbedResponse(_message.Message):
-    __slots__ = ("embeddings", "model", "dimension")
+    __slots__ = ("embeddings", "model", "dimension", "truncated_indices")
     EMBEDDINGS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_INDICES_FIELD_NUMBER: _ClassVar[int]
     embeddings: _containers.RepeatedCompositeFieldContainer[Embedding]
     model: str
     dimension: int
-    def __init__(self, embeddings: _Optional[_Iterable[_Union[Embedding, _Mapping]]] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ...) -> None: ...
+    truncated_indices: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, embeddings: _Optional[_Iterable[_Union[Embedding, _Mapping]]] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., truncated_indices: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class ModelInfoRequest(_message.Message):
     __slots__ = ("model",)
@@ -39,13 +53,39 @@ class ModelInfoRequest(_message.Message):
     def __init__(self, model: _Optional[str] = ...) -> None: ...
 
 class ModelInfoResponse(_message.Message):
-    __slots__ = ("name", "dimension", "max_length", "content_hash")
+    __slots__ = ("name", "dimension", "max_length", "content_hash", "models", "rerankers")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DIMENSION_FIELD_NUMBER: _ClassVar[int]
     MAX_LENGTH_FIELD_NUMBER: _ClassVar[int]
     CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    MODELS_FIELD_NUMBER: _ClassVar[int]
+    RERANKERS_FIELD_NUMBER: _ClassVar[int]
     name: str
     dimension: int
     max_length: int
     content_hash: str
-    def __init__(self, name: _Optional[str] = ..., dimension: _Optional[int] = ..., max_length: _Optional[int] = ..., content_hash: _Optional[str] = ...) -> None: ...
+    models: _containers.RepeatedScalarFieldContainer[str]
+    rerankers: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., dimension: _Optional[int] = ..., max_length: _Optional[int] = ..., content_hash: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., rerankers: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RerankRequest(_message.Message):
+    __slots__ = ("bank_id", "query", "documents", "model")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    query: str
+    documents: _containers.RepeatedScalarFieldContainer[str]
+    model: str
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., documents: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ...) -> None: ...
+
+class RerankResponse(_message.Message):
+    __slots__ = ("scores", "model", "truncated_indices")
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_INDICES_FIELD_NUMBER: _ClassVar[int]
+    scores: _containers.RepeatedScalarFieldContainer[float]
+    model: str
+    truncated_indices: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, scores: _Optional[_Iterable[float]] = ..., model: _Optional[str] = ..., truncated_indices: _Optional[_Iterable[int]] = ...) -> None: ...

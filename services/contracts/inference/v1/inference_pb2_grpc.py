@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class InferenceServiceStub:
-    """Inference: stateless embeddings for every other layer.
+    """Inference: stateless embeddings and reranking for every other layer.
     """
 
     def __init__(self, channel):
@@ -45,10 +45,15 @@ class InferenceServiceStub:
                 request_serializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.ModelInfoRequest.SerializeToString,
                 response_deserializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.ModelInfoResponse.FromString,
                 _registered_method=True)
+        self.Rerank = channel.unary_unary(
+                '/hindsight.inference.v1.InferenceService/Rerank',
+                request_serializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.RerankRequest.SerializeToString,
+                response_deserializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.RerankResponse.FromString,
+                _registered_method=True)
 
 
 class InferenceServiceServicer:
-    """Inference: stateless embeddings for every other layer.
+    """Inference: stateless embeddings and reranking for every other layer.
     """
 
     def Embed(self, request, context):
@@ -60,6 +65,13 @@ class InferenceServiceServicer:
 
     def ModelInfo(self, request, context):
         """Describes a loaded model.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Rerank(self, request, context):
+        """Scores how well each document answers a query, with the named (or default) reranker.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -78,6 +90,11 @@ def add_InferenceServiceServicer_to_server(servicer, server):
                     request_deserializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.ModelInfoRequest.FromString,
                     response_serializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.ModelInfoResponse.SerializeToString,
             ),
+            'Rerank': grpc.unary_unary_rpc_method_handler(
+                    servicer.Rerank,
+                    request_deserializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.RerankRequest.FromString,
+                    response_serializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.RerankResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'hindsight.inference.v1.InferenceService', rpc_method_handlers)
@@ -87,7 +104,7 @@ def add_InferenceServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class InferenceService:
-    """Inference: stateless embeddings for every other layer.
+    """Inference: stateless embeddings and reranking for every other layer.
     """
 
     @staticmethod
@@ -134,6 +151,33 @@ class InferenceService:
             '/hindsight.inference.v1.InferenceService/ModelInfo',
             hindsight_dot_inference_dot_v1_dot_inference__pb2.ModelInfoRequest.SerializeToString,
             hindsight_dot_inference_dot_v1_dot_inference__pb2.ModelInfoResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Rerank(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.inference.v1.InferenceService/Rerank',
+            hindsight_dot_inference_dot_v1_dot_inference__pb2.RerankRequest.SerializeToString,
+            hindsight_dot_inference_dot_v1_dot_inference__pb2.RerankResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -148,3 +148,53 @@ class ForgetResponse(_message.Message):
     unindexed_count: int
     working_removed_count: int
     def __init__(self, forgotten_count: _Optional[int] = ..., unindexed_count: _Optional[int] = ..., working_removed_count: _Optional[int] = ...) -> None: ...
+
+class CompressRequest(_message.Message):
+    __slots__ = ("bank_id", "session_id")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    session_id: str
+    def __init__(self, bank_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
+
+class CompressResponse(_message.Message):
+    __slots__ = ("group_count", "summarised_turn_count", "tokens_before", "tokens_after", "summariser")
+    GROUP_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SUMMARISED_TURN_COUNT_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    SUMMARISER_FIELD_NUMBER: _ClassVar[int]
+    group_count: int
+    summarised_turn_count: int
+    tokens_before: int
+    tokens_after: int
+    summariser: str
+    def __init__(self, group_count: _Optional[int] = ..., summarised_turn_count: _Optional[int] = ..., tokens_before: _Optional[int] = ..., tokens_after: _Optional[int] = ..., summariser: _Optional[str] = ...) -> None: ...
+
+class CloseSessionRequest(_message.Message):
+    __slots__ = ("bank_id", "session_id")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    session_id: str
+    def __init__(self, bank_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
+
+class CloseSessionResponse(_message.Message):
+    __slots__ = ("closed", "turn_count", "summary_count", "token_count", "reflected", "reflect_error", "lessons", "episodes_read")
+    CLOSED_FIELD_NUMBER: _ClassVar[int]
+    TURN_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_COUNT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_COUNT_FIELD_NUMBER: _ClassVar[int]
+    REFLECTED_FIELD_NUMBER: _ClassVar[int]
+    REFLECT_ERROR_FIELD_NUMBER: _ClassVar[int]
+    LESSONS_FIELD_NUMBER: _ClassVar[int]
+    EPISODES_READ_FIELD_NUMBER: _ClassVar[int]
+    closed: bool
+    turn_count: int
+    summary_count: int
+    token_count: int
+    reflected: bool
+    reflect_error: str
+    lessons: _containers.RepeatedCompositeFieldContainer[_reflect_pb2.Lesson]
+    episodes_read: int
+    def __init__(self, closed: _Optional[bool] = ..., turn_count: _Optional[int] = ..., summary_count: _Optional[int] = ..., token_count: _Optional[int] = ..., reflected: _Optional[bool] = ..., reflect_error: _Optional[str] = ..., lessons: _Optional[_Iterable[_Union[_reflect_pb2.Lesson, _Mapping]]] = ..., episodes_read: _Optional[int] = ...) -> None: ...

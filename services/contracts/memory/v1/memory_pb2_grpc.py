@@ -60,6 +60,16 @@ class MemoryServiceStub:
                 request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ForgetRequest.SerializeToString,
                 response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ForgetResponse.FromString,
                 _registered_method=True)
+        self.Compress = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/Compress',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CompressRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CompressResponse.FromString,
+                _registered_method=True)
+        self.CloseSession = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/CloseSession',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CloseSessionRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CloseSessionResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -101,6 +111,20 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Compress(self, request, context):
+        """Summarises the oldest turns of a session's working memory (the turns stay in episodic memory).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseSession(self, request, context):
+        """Ends a session: drops its working memory, then reflects on the session's episodes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -128,6 +152,16 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.Forget,
                     request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ForgetRequest.FromString,
                     response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ForgetResponse.SerializeToString,
+            ),
+            'Compress': grpc.unary_unary_rpc_method_handler(
+                    servicer.Compress,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CompressRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CompressResponse.SerializeToString,
+            ),
+            'CloseSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseSession,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CloseSessionRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CloseSessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -266,6 +300,60 @@ class MemoryService:
             '/hindsight.memory.v1.MemoryService/Forget',
             hindsight_dot_memory_dot_v1_dot_memory__pb2.ForgetRequest.SerializeToString,
             hindsight_dot_memory_dot_v1_dot_memory__pb2.ForgetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Compress(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/Compress',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.CompressRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.CompressResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/CloseSession',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.CloseSessionRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.CloseSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

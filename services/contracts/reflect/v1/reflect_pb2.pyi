@@ -3,6 +3,7 @@ import datetime
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from hindsight.contracts.common.v1 import common_pb2 as _common_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
@@ -10,8 +11,30 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ReflectionMethod(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    REFLECTION_METHOD_UNSPECIFIED: _ClassVar[ReflectionMethod]
+    REFLECTION_METHOD_RULES: _ClassVar[ReflectionMethod]
+    REFLECTION_METHOD_LLM: _ClassVar[ReflectionMethod]
+
+class ReflectTrigger(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    REFLECT_TRIGGER_UNSPECIFIED: _ClassVar[ReflectTrigger]
+    REFLECT_TRIGGER_EXPLICIT: _ClassVar[ReflectTrigger]
+    REFLECT_TRIGGER_SESSION_CLOSED: _ClassVar[ReflectTrigger]
+    REFLECT_TRIGGER_IDLE: _ClassVar[ReflectTrigger]
+    REFLECT_TRIGGER_IMPORTANT: _ClassVar[ReflectTrigger]
+REFLECTION_METHOD_UNSPECIFIED: ReflectionMethod
+REFLECTION_METHOD_RULES: ReflectionMethod
+REFLECTION_METHOD_LLM: ReflectionMethod
+REFLECT_TRIGGER_UNSPECIFIED: ReflectTrigger
+REFLECT_TRIGGER_EXPLICIT: ReflectTrigger
+REFLECT_TRIGGER_SESSION_CLOSED: ReflectTrigger
+REFLECT_TRIGGER_IDLE: ReflectTrigger
+REFLECT_TRIGGER_IMPORTANT: ReflectTrigger
+
 class Lesson(_message.Message):
-    __slots__ = ("id", "situation", "action", "outcome", "lesson", "confidence", "source_episode_ids", "meta", "hit_count", "last_hit_at")
+    __slots__ = ("id", "situation", "action", "outcome", "lesson", "confidence", "source_episode_ids", "meta", "hit_count", "last_hit_at", "weight", "superseded_by", "merged_into", "archived_at", "method")
     ID_FIELD_NUMBER: _ClassVar[int]
     SITUATION_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
@@ -22,6 +45,11 @@ class Lesson(_message.Message):
     META_FIELD_NUMBER: _ClassVar[int]
     HIT_COUNT_FIELD_NUMBER: _ClassVar[int]
     LAST_HIT_AT_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_BY_FIELD_NUMBER: _ClassVar[int]
+    MERGED_INTO_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_AT_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
     id: str
     situation: str
     action: str
@@ -32,23 +60,66 @@ class Lesson(_message.Message):
     meta: _common_pb2.RecordMeta
     hit_count: int
     last_hit_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., situation: _Optional[str] = ..., action: _Optional[str] = ..., outcome: _Optional[str] = ..., lesson: _Optional[str] = ..., confidence: _Optional[float] = ..., source_episode_ids: _Optional[_Iterable[str]] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., hit_count: _Optional[int] = ..., last_hit_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    weight: float
+    superseded_by: str
+    merged_into: str
+    archived_at: _timestamp_pb2.Timestamp
+    method: ReflectionMethod
+    def __init__(self, id: _Optional[str] = ..., situation: _Optional[str] = ..., action: _Optional[str] = ..., outcome: _Optional[str] = ..., lesson: _Optional[str] = ..., confidence: _Optional[float] = ..., source_episode_ids: _Optional[_Iterable[str]] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., hit_count: _Optional[int] = ..., last_hit_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., weight: _Optional[float] = ..., superseded_by: _Optional[str] = ..., merged_into: _Optional[str] = ..., archived_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., method: _Optional[_Union[ReflectionMethod, str]] = ...) -> None: ...
 
 class ReflectRequest(_message.Message):
-    __slots__ = ("bank_id", "session_id")
+    __slots__ = ("bank_id", "session_id", "trigger")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     session_id: str
-    def __init__(self, bank_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
+    trigger: ReflectTrigger
+    def __init__(self, bank_id: _Optional[str] = ..., session_id: _Optional[str] = ..., trigger: _Optional[_Union[ReflectTrigger, str]] = ...) -> None: ...
 
 class ReflectResponse(_message.Message):
-    __slots__ = ("lessons", "episodes_read")
+    __slots__ = ("lessons", "episodes_read", "method", "superseded_ids")
     LESSONS_FIELD_NUMBER: _ClassVar[int]
     EPISODES_READ_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_IDS_FIELD_NUMBER: _ClassVar[int]
     lessons: _containers.RepeatedCompositeFieldContainer[Lesson]
     episodes_read: int
-    def __init__(self, lessons: _Optional[_Iterable[_Union[Lesson, _Mapping]]] = ..., episodes_read: _Optional[int] = ...) -> None: ...
+    method: ReflectionMethod
+    superseded_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, lessons: _Optional[_Iterable[_Union[Lesson, _Mapping]]] = ..., episodes_read: _Optional[int] = ..., method: _Optional[_Union[ReflectionMethod, str]] = ..., superseded_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class MaintainRequest(_message.Message):
+    __slots__ = ("bank_id",)
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    def __init__(self, bank_id: _Optional[str] = ...) -> None: ...
+
+class MaintainResponse(_message.Message):
+    __slots__ = ("decayed_ids", "archived_ids", "merged_ids", "reflected_session_ids", "lessons_checked", "skipped")
+    DECAYED_IDS_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_IDS_FIELD_NUMBER: _ClassVar[int]
+    MERGED_IDS_FIELD_NUMBER: _ClassVar[int]
+    REFLECTED_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    LESSONS_CHECKED_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    decayed_ids: _containers.RepeatedScalarFieldContainer[str]
+    archived_ids: _containers.RepeatedScalarFieldContainer[str]
+    merged_ids: _containers.RepeatedScalarFieldContainer[str]
+    reflected_session_ids: _containers.RepeatedScalarFieldContainer[str]
+    lessons_checked: int
+    skipped: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, decayed_ids: _Optional[_Iterable[str]] = ..., archived_ids: _Optional[_Iterable[str]] = ..., merged_ids: _Optional[_Iterable[str]] = ..., reflected_session_ids: _Optional[_Iterable[str]] = ..., lessons_checked: _Optional[int] = ..., skipped: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListBanksRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListBanksResponse(_message.Message):
+    __slots__ = ("bank_ids",)
+    BANK_IDS_FIELD_NUMBER: _ClassVar[int]
+    bank_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bank_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListLessonsRequest(_message.Message):
     __slots__ = ("bank_id", "page_size", "page_token")

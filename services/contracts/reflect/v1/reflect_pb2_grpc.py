@@ -50,6 +50,16 @@ class ReflectServiceStub:
                 request_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.SearchLessonsRequest.SerializeToString,
                 response_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.SearchLessonsResponse.FromString,
                 _registered_method=True)
+        self.Maintain = channel.unary_unary(
+                '/hindsight.reflect.v1.ReflectService/Maintain',
+                request_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.MaintainRequest.SerializeToString,
+                response_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.MaintainResponse.FromString,
+                _registered_method=True)
+        self.ListBanks = channel.unary_unary(
+                '/hindsight.reflect.v1.ReflectService/ListBanks',
+                request_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ListBanksRequest.SerializeToString,
+                response_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ListBanksResponse.FromString,
+                _registered_method=True)
 
 
 class ReflectServiceServicer:
@@ -77,6 +87,21 @@ class ReflectServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Maintain(self, request, context):
+        """Maintenance of one bank's lessons: decay, archive, merge of near-duplicates, and reflection on
+        sessions that went idle or hold important episodes. Idempotent; never deletes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBanks(self, request, context):
+        """The banks this layer knows (that have lessons or were reflected on or searched); for maintenance.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ReflectServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -94,6 +119,16 @@ def add_ReflectServiceServicer_to_server(servicer, server):
                     servicer.SearchLessons,
                     request_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.SearchLessonsRequest.FromString,
                     response_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.SearchLessonsResponse.SerializeToString,
+            ),
+            'Maintain': grpc.unary_unary_rpc_method_handler(
+                    servicer.Maintain,
+                    request_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.MaintainRequest.FromString,
+                    response_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.MaintainResponse.SerializeToString,
+            ),
+            'ListBanks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBanks,
+                    request_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ListBanksRequest.FromString,
+                    response_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ListBanksResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -178,6 +213,60 @@ class ReflectService:
             '/hindsight.reflect.v1.ReflectService/SearchLessons',
             hindsight_dot_reflect_dot_v1_dot_reflect__pb2.SearchLessonsRequest.SerializeToString,
             hindsight_dot_reflect_dot_v1_dot_reflect__pb2.SearchLessonsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Maintain(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.reflect.v1.ReflectService/Maintain',
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.MaintainRequest.SerializeToString,
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.MaintainResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBanks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.reflect.v1.ReflectService/ListBanks',
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ListBanksRequest.SerializeToString,
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ListBanksResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -55,6 +55,21 @@ class WorkingMemoryServiceStub:
                 request_serializer=hindsight_dot_working_dot_v1_dot_working__pb2.ForgetTurnsRequest.SerializeToString,
                 response_deserializer=hindsight_dot_working_dot_v1_dot_working__pb2.ForgetTurnsResponse.FromString,
                 _registered_method=True)
+        self.GetContext = channel.unary_unary(
+                '/hindsight.working.v1.WorkingMemoryService/GetContext',
+                request_serializer=hindsight_dot_working_dot_v1_dot_working__pb2.GetContextRequest.SerializeToString,
+                response_deserializer=hindsight_dot_working_dot_v1_dot_working__pb2.GetContextResponse.FromString,
+                _registered_method=True)
+        self.Compress = channel.unary_unary(
+                '/hindsight.working.v1.WorkingMemoryService/Compress',
+                request_serializer=hindsight_dot_working_dot_v1_dot_working__pb2.CompressRequest.SerializeToString,
+                response_deserializer=hindsight_dot_working_dot_v1_dot_working__pb2.CompressResponse.FromString,
+                _registered_method=True)
+        self.CloseSession = channel.unary_unary(
+                '/hindsight.working.v1.WorkingMemoryService/CloseSession',
+                request_serializer=hindsight_dot_working_dot_v1_dot_working__pb2.CloseSessionRequest.SerializeToString,
+                response_deserializer=hindsight_dot_working_dot_v1_dot_working__pb2.CloseSessionResponse.FromString,
+                _registered_method=True)
 
 
 class WorkingMemoryServiceServicer:
@@ -89,6 +104,27 @@ class WorkingMemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetContext(self, request, context):
+        """Returns what fits a token budget: the running summaries of older turns and the most recent turns.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Compress(self, request, context):
+        """Replaces the oldest turns of a session by summaries, 5 to 8 turns per summary.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseSession(self, request, context):
+        """Ends a session: its working state is dropped (its turns stay in episodic memory).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkingMemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -111,6 +147,21 @@ def add_WorkingMemoryServiceServicer_to_server(servicer, server):
                     servicer.ForgetTurns,
                     request_deserializer=hindsight_dot_working_dot_v1_dot_working__pb2.ForgetTurnsRequest.FromString,
                     response_serializer=hindsight_dot_working_dot_v1_dot_working__pb2.ForgetTurnsResponse.SerializeToString,
+            ),
+            'GetContext': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetContext,
+                    request_deserializer=hindsight_dot_working_dot_v1_dot_working__pb2.GetContextRequest.FromString,
+                    response_serializer=hindsight_dot_working_dot_v1_dot_working__pb2.GetContextResponse.SerializeToString,
+            ),
+            'Compress': grpc.unary_unary_rpc_method_handler(
+                    servicer.Compress,
+                    request_deserializer=hindsight_dot_working_dot_v1_dot_working__pb2.CompressRequest.FromString,
+                    response_serializer=hindsight_dot_working_dot_v1_dot_working__pb2.CompressResponse.SerializeToString,
+            ),
+            'CloseSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseSession,
+                    request_deserializer=hindsight_dot_working_dot_v1_dot_working__pb2.CloseSessionRequest.FromString,
+                    response_serializer=hindsight_dot_working_dot_v1_dot_working__pb2.CloseSessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -222,6 +273,87 @@ class WorkingMemoryService:
             '/hindsight.working.v1.WorkingMemoryService/ForgetTurns',
             hindsight_dot_working_dot_v1_dot_working__pb2.ForgetTurnsRequest.SerializeToString,
             hindsight_dot_working_dot_v1_dot_working__pb2.ForgetTurnsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetContext(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.working.v1.WorkingMemoryService/GetContext',
+            hindsight_dot_working_dot_v1_dot_working__pb2.GetContextRequest.SerializeToString,
+            hindsight_dot_working_dot_v1_dot_working__pb2.GetContextResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Compress(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.working.v1.WorkingMemoryService/Compress',
+            hindsight_dot_working_dot_v1_dot_working__pb2.CompressRequest.SerializeToString,
+            hindsight_dot_working_dot_v1_dot_working__pb2.CompressResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.working.v1.WorkingMemoryService/CloseSession',
+            hindsight_dot_working_dot_v1_dot_working__pb2.CloseSessionRequest.SerializeToString,
+            hindsight_dot_working_dot_v1_dot_working__pb2.CloseSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

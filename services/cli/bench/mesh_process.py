@@ -1,0 +1,130 @@
+"""A private ``hindsight up`` for one benchmark run, and the peak memory of its processes.
+
+The mesh runs as a subprocess on a temporary ``HINDSIGHT_HOME`` (so a benchmark never touches the
+user's memories), on a free MCP port; it is stopped with SIGINT, as a user's Ctrl-C would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+
+from hindsight.cli.mesh import READY_LINE, MeshError, MeshInfo, read_mesh
+
+STOP_TIMEOUT = 60.0
+
+
+class PeakMemory:
+    """Samples the summed RSS of a process tree in a background thread and keeps the peak."""
+
+    def __init__(self, root_pid: int, interval: float = 0.25) -> None:
+        self._root = psutil.Process(root_pid)
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bench-peak-rss", daemon=True)
+        self.peak_bytes = 0
+
+    def sample(self) -> int:
+        """Summed RSS, in bytes, of the root and every descendant right now."""
+        total = 0
+        with contextlib.suppress(psutil.Error):
+            processes = [self._root, *self._root.children(recursive=True)]
+            for process in processes:
+                with contextlib.suppress(psutil.Error):
+                    total += process.memory_info().rss
+        self.peak_bytes = max(self.peak_bytes, total)
+        return total
+
+    def reset(self) -> None:
+        """Start a new peak from the current use."""
+        self.peak_bytes = 0
+        self.sample()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            self.sample()
+
+    def __enter__(self) -> PeakMemory:
+        self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+    @property
+    def peak_mb(self) -> float:
+        return self.peak_bytes / (1024 * 1024)
+
+
+def _wait_ready(process: subprocess.Popen[str], home: Path, timeout: float) -> tuple[MeshInfo, list[str]]:
+    """Read ``hindsight up``'s output until its ready line; the mesh as written to ``mesh.json``."""
+    assert process.stdout is not None
+    lines: list[str] = []
+    outcome: list[MeshInfo] = []
+
+    def reader() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith(READY_LINE):
+                info = read_mesh(home)
+                if info is not None:
+                    outcome.append(info)
+                break
+
+    thread = threading.Thread(target=reader, name="bench-mesh-ready", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if not outcome:
+        raise MeshError(
+            f"hindsight up was not ready within {timeout:.0f}s (exit code {process.poll()}):\n"
+            + "".join(lines)
+        )
+    # Keep draining its output, so a chatty mesh never blocks on a full pipe.
+    threading.Thread(target=lambda: [None for _ in process.stdout or ()], daemon=True).start()
+    return outcome[0], lines
+
+
+@contextlib.contextmanager
+def embedded_mesh(timeout: float = 240.0) -> Iterator[tuple[MeshInfo, int]]:
+    """Run ``hindsight up`` on a fresh temporary home; yields the mesh and the supervisor's pid.
+
+    Not under pytest's private temp base: the embedded PostgreSQL runs as its own system user when
+    started as root, and must traverse the path.
+    """
+    with tempfile.TemporaryDirectory(prefix="hindsight-bench-") as tmp:
+        home = Path(tmp) / "home"
+        env = dict(os.environ, HINDSIGHT_HOME=str(home))
+        command = [sys.executable, "-m", "hindsight.cli.main", "up", "--home", str(home), "--mcp-port", "0"]
+        command += ["--timeout", str(timeout)]
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        try:
+            info, _ = _wait_ready(process, home, timeout + 30.0)
+            yield info, process.pid
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(STOP_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()

@@ -1,0 +1,95 @@
+"""The benchmark's metric (``shared/bench/README.md``): R@k over gold sets, binary NDCG@10, per category.
+
+``R@k`` is the share of a query's gold messages found in the top k (not "any hit"), averaged over
+queries. ``overall`` leaves out the ``adversarial`` category, which is reported on its own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+EXCLUDED_FROM_OVERALL = frozenset({"adversarial"})
+METRIC_NAMES = ("R@5", "R@10", "NDCG@10")
+
+
+def dedupe(ids: Iterable[str]) -> list[str]:
+    """Ids in first-seen order, each once."""
+    return list(dict.fromkeys(ids))
+
+
+def recall_at(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    """|gold ∩ top-k| / |gold|; 0 for an empty gold set."""
+    wanted = set(gold)
+    if not wanted:
+        return 0.0
+    return len(wanted.intersection(dedupe(ranked)[:k])) / len(wanted)
+
+
+def ndcg_at(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    """Binary-relevance NDCG@k: DCG of the gold hits over the DCG of a perfect ranking."""
+    wanted = set(gold)
+    if not wanted:
+        return 0.0
+    dcg = sum(1.0 / math.log2(rank + 2) for rank, rid in enumerate(dedupe(ranked)[:k]) if rid in wanted)
+    ideal = sum(1.0 / math.log2(rank + 2) for rank in range(min(len(wanted), k)))
+    return dcg / ideal
+
+
+def score_query(ranked: Sequence[str], gold: Iterable[str]) -> dict[str, float]:
+    """The three metrics of one query."""
+    gold = tuple(gold)
+    return {
+        "R@5": recall_at(ranked, gold, 5),
+        "R@10": recall_at(ranked, gold, 10),
+        "NDCG@10": ndcg_at(ranked, gold, 10),
+    }
+
+
+@dataclass
+class Tally:
+    """Running sums of per-query scores, overall and by category."""
+
+    sums: dict[str, dict[str, float]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, category: str, ranked: Sequence[str], gold: Iterable[str]) -> dict[str, float]:
+        """Score one query and count it under its category; returns its scores."""
+        scores = score_query(ranked, gold)
+        bucket = self.sums.setdefault(category, dict.fromkeys(METRIC_NAMES, 0.0))
+        for name, value in scores.items():
+            bucket[name] += value
+        self.counts[category] = self.counts.get(category, 0) + 1
+        return scores
+
+    def by_category(self) -> dict[str, dict[str, float]]:
+        """Mean of each metric per category."""
+        return {
+            category: {name: total / self.counts[category] for name, total in sums.items()}
+            for category, sums in sorted(self.sums.items())
+        }
+
+    def overall(self) -> dict[str, float]:
+        """Mean over every query outside the excluded categories (0 when there is none)."""
+        kept = [c for c in self.sums if c not in EXCLUDED_FROM_OVERALL]
+        count = sum(self.counts[c] for c in kept)
+        if not count:
+            return dict.fromkeys(METRIC_NAMES, 0.0)
+        return {name: sum(self.sums[c][name] for c in kept) / count for name in METRIC_NAMES}
+
+    @property
+    def overall_count(self) -> int:
+        """Queries counted in :meth:`overall`."""
+        return sum(n for c, n in self.counts.items() if c not in EXCLUDED_FROM_OVERALL)
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    """The ``share`` (0-1) percentile with linear interpolation; 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * share
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)

@@ -1,0 +1,163 @@
+"""Re-embed stored texts with the model the inference layer serves now, then switch over atomically.
+
+Every point keeps its text in the payload, so nothing else is needed: the points of the active
+collection are read page by page, their texts embedded again, and written (same ids, same payloads)
+into a new collection stamped with the new model's identity. Only when every point is in does the
+active alias move, in one request; the old collection is kept (recoverable) unless asked otherwise.
+
+With ``bank`` set, only that bank's texts are re-embedded and the other banks' vectors are copied as
+they are, which is only meaningful when the model did not change: under a new model every bank
+must be re-embedded, and a bank-only run is refused.
+
+Writes that reach the old collection during a run are not carried over: stop the semantic layer
+while reindexing (local-mode Qdrant allows one process at a time anyway).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from qdrant_client import AsyncQdrantClient, models
+
+from hindsight.runtime.errors import FailedPrecondition
+from hindsight.semantic.embedder import EMBED_BATCH, Embedder
+from hindsight.semantic.records import collection_name
+from hindsight.semantic.store import (
+    active_collection,
+    check_collection,
+    create_collection,
+    point_alias,
+    stored_identity,
+)
+
+log = logging.getLogger(__name__)
+
+PAGE = EMBED_BATCH
+"""Points read (and texts embedded) per step."""
+
+Progress = Callable[[int, int], None]
+"""Called with (points done, points in all) after every page."""
+
+
+@dataclass(frozen=True)
+class ReindexResult:
+    """What a reindex did."""
+
+    source: str
+    """The collection that was active before ("" when there was none)."""
+    target: str
+    """The collection that is active now."""
+    reembedded: int
+    """Points whose text was embedded again."""
+    copied: int
+    """Points of other banks copied with their vectors (bank-only runs)."""
+    seconds: float
+    dropped_source: bool = False
+
+
+@dataclass
+class _Tally:
+    reembedded: int = 0
+    copied: int = 0
+
+
+async def reindex(
+    client: AsyncQdrantClient,
+    prefix: str,
+    embedder: Embedder,
+    *,
+    bank: str = "",
+    server: bool = False,
+    drop_source: bool = False,
+    progress: Progress | None = None,
+) -> ReindexResult:
+    """Rebuild the active collection with ``embedder.model`` (see the module docstring)."""
+    started = time.monotonic()
+    model = embedder.model
+    source = await active_collection(client, prefix)
+    if source is None:
+        legacy = collection_name(prefix, model)
+        source = legacy if await client.collection_exists(legacy) else None
+    if source is not None:
+        stored = stored_identity((await client.get_collection(source)).config.metadata)
+        if bank and stored != model:
+            held = stored.describe() if stored else "an unknown model"
+            raise FailedPrecondition(
+                f"the active collection {source!r} holds vectors of {held}, but the inference layer serves "
+                f"{model.describe()}: every bank must be re-embedded, so run the reindex without a bank"
+            )
+    target = f"{collection_name(prefix, model)}_r{int(time.time() * 1000)}"
+    await create_collection(client, target, model, server)
+    await check_collection(client, target, model)
+    tally = _Tally()
+    if source is not None:
+        total = (await client.count(source, exact=True)).count
+        await _copy(client, source, target, embedder, bank, total, progress, tally)
+        written = (await client.count(target, exact=True)).count
+        if written != total:
+            raise FailedPrecondition(
+                f"reindex wrote {written} of {total} points into {target!r}; the active collection is "
+                f"unchanged ({source!r}); was the semantic layer writing during the run?"
+            )
+    await point_alias(client, prefix, target)
+    dropped = False
+    if drop_source and source is not None:
+        dropped = bool(await client.delete_collection(source))
+    result = ReindexResult(
+        source or "", target, tally.reembedded, tally.copied, time.monotonic() - started, dropped
+    )
+    log.info(
+        "reindexed",
+        extra={
+            "source": result.source,
+            "target": target,
+            "reembedded": tally.reembedded,
+            "copied": tally.copied,
+        },
+    )
+    return result
+
+
+async def _copy(
+    client: AsyncQdrantClient,
+    source: str,
+    target: str,
+    embedder: Embedder,
+    bank: str,
+    total: int,
+    progress: Progress | None,
+    tally: _Tally,
+) -> None:
+    """Page through ``source`` into ``target``: texts of ``bank`` (every bank when "") embedded again."""
+    offset: Any = None
+    while True:
+        points, offset = await client.scroll(
+            source, limit=PAGE, offset=offset, with_payload=True, with_vectors=bool(bank)
+        )
+        fresh = [p for p in points if not bank or (p.payload or {}).get("bank_id") == bank]
+        kept = [p for p in points if bank and (p.payload or {}).get("bank_id") != bank]
+        written: list[models.PointStruct] = [
+            models.PointStruct(id=p.id, vector=p.vector, payload=p.payload)  # type: ignore[arg-type]
+            for p in kept
+        ]
+        by_bank: dict[str, list[Any]] = {}
+        for point in fresh:
+            by_bank.setdefault(str((point.payload or {}).get("bank_id", "")), []).append(point)
+        for bank_id, group in by_bank.items():
+            vectors = await embedder.embed(bank_id, [str((p.payload or {}).get("text", "")) for p in group])
+            written.extend(
+                models.PointStruct(id=p.id, vector=vector, payload=p.payload)
+                for p, vector in zip(group, vectors, strict=True)
+            )
+        if written:
+            await client.upsert(target, points=written, wait=True)
+        tally.reembedded += len(fresh)
+        tally.copied += len(kept)
+        if progress is not None:
+            progress(tally.reembedded + tally.copied, total)
+        if offset is None:
+            return

@@ -1,0 +1,1 @@
+"""Tests of the deployment artefacts: image, compose file, Kubernetes manifests, and start-up behaviour."""

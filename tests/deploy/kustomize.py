@@ -1,0 +1,133 @@
+"""A small renderer for the subset of kustomize that k8s/ uses, so CI builds the overlays with Python alone.
+
+No kustomize binary installs from PyPI; ``kubectl kustomize`` gives the same output where kubectl exists,
+and the tests compare the two when it does. Any kustomization field outside the subset is an error, so a
+manifest change that needs more than this cannot pass unnoticed.
+
+Subset: ``resources`` (files and directories), ``namespace``, ``labels`` (``pairs``, metadata only),
+``images`` and ``patches`` (inline JSON 6902 operations, target by kind and a regular-expression name).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+Manifest = dict[str, Any]
+
+KNOWN_FIELDS = {"apiVersion", "kind", "resources", "namespace", "labels", "images", "patches"}
+CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "PersistentVolume", "StorageClass"}
+_POD_OWNERS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "ReplicaSet"}
+
+
+class UnsupportedKustomization(ValueError):
+    """The kustomization uses a field this renderer does not implement."""
+
+
+def _load_yaml_documents(path: Path) -> list[Manifest]:
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def build(directory: Path) -> list[Manifest]:
+    """The manifests of the kustomization in ``directory``, as ``kustomize build`` would emit them."""
+    kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
+    unknown = set(kustomization) - KNOWN_FIELDS
+    if unknown:
+        raise UnsupportedKustomization(f"{directory}: unsupported kustomization fields {sorted(unknown)}")
+    manifests: list[Manifest] = []
+    for entry in kustomization.get("resources", []):
+        path = (directory / entry).resolve()
+        manifests.extend(build(path) if path.is_dir() else _load_yaml_documents(path))
+    for label_set in kustomization.get("labels", []):
+        if set(label_set) - {"pairs"}:
+            raise UnsupportedKustomization(f"{directory}: labels support only 'pairs'")
+        for manifest in manifests:
+            manifest.setdefault("metadata", {}).setdefault("labels", {}).update(label_set["pairs"])
+    for patch in kustomization.get("patches", []):
+        _apply_patch(manifests, patch, directory)
+    for image in kustomization.get("images", []):
+        _set_image(manifests, image)
+    if namespace := kustomization.get("namespace"):
+        for manifest in manifests:
+            if manifest["kind"] not in CLUSTER_SCOPED:
+                manifest["metadata"]["namespace"] = namespace
+    return manifests
+
+
+def _matches(manifest: Manifest, target: dict[str, str]) -> bool:
+    if set(target) - {"kind", "name"}:
+        raise UnsupportedKustomization(f"patch target supports kind and name only: {target}")
+    if "kind" in target and manifest["kind"] != target["kind"]:
+        return False
+    return "name" not in target or re.fullmatch(target["name"], manifest["metadata"]["name"]) is not None
+
+
+def _apply_patch(manifests: list[Manifest], patch: dict[str, Any], directory: Path) -> None:
+    if set(patch) != {"target", "patch"}:
+        raise UnsupportedKustomization(f"{directory}: patches need an inline JSON 6902 patch and a target")
+    operations = yaml.safe_load(patch["patch"])
+    if not isinstance(operations, list):
+        raise UnsupportedKustomization(f"{directory}: only JSON 6902 patches (a list of operations)")
+    targets = [m for m in manifests if _matches(m, patch["target"])]
+    if not targets:
+        raise ValueError(f"{directory}: patch target {patch['target']} matches nothing")
+    for manifest in targets:
+        for operation in operations:
+            _apply_operation(manifest, operation)
+
+
+def _apply_operation(document: Manifest, operation: dict[str, Any]) -> None:
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in operation["path"].lstrip("/").split("/")]
+    parent: Any = document
+    for part in parts[:-1]:
+        parent = parent[int(part)] if isinstance(parent, list) else parent[part]
+    last, op = parts[-1], operation["op"]
+    value = copy.deepcopy(operation.get("value"))
+    if isinstance(parent, list):
+        index = len(parent) if last == "-" else int(last)
+        if op == "add":
+            parent.insert(index, value)
+        elif op == "replace":
+            parent[index] = value
+        elif op == "remove":
+            del parent[index]
+        else:
+            raise UnsupportedKustomization(f"JSON 6902 op {op!r}")
+        return
+    if op in ("add", "replace"):
+        if op == "replace" and last not in parent:
+            raise ValueError(f"replace of missing path {operation['path']}")
+        parent[last] = value
+    elif op == "remove":
+        del parent[last]
+    else:
+        raise UnsupportedKustomization(f"JSON 6902 op {op!r}")
+
+
+def _set_image(manifests: list[Manifest], image: dict[str, str]) -> None:
+    if set(image) - {"name", "newName", "newTag", "digest"}:
+        raise UnsupportedKustomization(f"images entry {image}")
+    for manifest in manifests:
+        if manifest["kind"] not in _POD_OWNERS:
+            continue
+        for container in pod_spec(manifest).get("containers", []):
+            name, _, tag = container["image"].partition(":")
+            if name != image["name"]:
+                continue
+            name = image.get("newName", name)
+            if "digest" in image:
+                container["image"] = f"{name}@{image['digest']}"
+            else:
+                container["image"] = (
+                    f"{name}:{image.get('newTag', tag)}" if image.get("newTag", tag) else name
+                )
+
+
+def pod_spec(manifest: Manifest) -> dict[str, Any]:
+    """The pod spec of a workload."""
+    spec: dict[str, Any] = manifest["spec"]["template"]["spec"]
+    return spec

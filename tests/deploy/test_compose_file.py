@@ -1,0 +1,145 @@
+"""docker-compose.yml is valid against the compose specification and keeps the deployment's promises:
+health checks everywhere, start order on health, only the edge published (on loopback), each layer given
+only its own store, nothing secret committed, and memory limits above the measured peaks."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from typing import Any
+
+import jsonschema
+import pytest
+
+from hindsight.cli.layers import LAYERS
+from tests.deploy.compose import (
+    COMPOSE_FILE,
+    ENV_EXAMPLE,
+    STORES,
+    InterpolationError,
+    compose,
+    container_env,
+    interpolate,
+    layer_services,
+    raw_compose,
+    read_env_file,
+)
+from tests.deploy.sizing import HEADROOM, MEASURED_PEAK_RSS_MIB, mebibytes
+from tests.deploy.topology import addresses_read_by
+
+STORE_VARIABLES = {"DATABASE_URL": "postgres", "REDIS_URL": "redis", "QDRANT_URL": "qdrant"}
+OWNS = {"working": "redis", "episodic": "postgres", "reflect": "postgres", "semantic": "qdrant"}
+NEEDS = {  # the layers each layer calls (DESIGN.md) and so waits for
+    "semantic": {"inference"},
+    "reflect": {"episodic", "inference"},
+    "mcp_edge": {"working", "episodic", "semantic", "reflect"},
+}
+
+
+@pytest.fixture(scope="module")
+def config() -> dict[str, Any]:
+    return compose()
+
+
+def test_the_compose_file_is_valid_against_the_compose_specification() -> None:
+    schema_file = resources.files("check_jsonschema") / "builtin_schemas" / "vendor" / "compose-spec.json"
+    schema = json.loads(schema_file.read_text())
+    jsonschema.validate(raw_compose(), schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"services": {"x": {"healthcheck": {"tset": []}}}}, schema)
+
+
+def test_every_service_is_health_checked_and_restarts(config: dict[str, Any]) -> None:
+    services = config["services"]
+    assert set(layer_services(config)) == {layer.name for layer in LAYERS}
+    for name, service in services.items():
+        assert service["healthcheck"]["test"], name
+        assert service["restart"] == "unless-stopped", name
+    for layer in LAYERS:
+        test = services[layer.name]["healthcheck"]["test"]
+        assert test == [
+            "CMD",
+            "hindsight",
+            "healthcheck",
+            "--address",
+            "127.0.0.1:50051",
+            "--service",
+            layer.service,
+        ]
+        assert services[layer.name]["command"] == ["serve", layer.name]
+
+
+def test_services_start_only_after_what_they_need_is_healthy(config: dict[str, Any]) -> None:
+    for name, service in layer_services(config).items():
+        depends = service.get("depends_on", {})
+        assert all(rule == {"condition": "service_healthy"} for rule in depends.values()), name
+        expected = NEEDS.get(name, set()) | ({OWNS[name]} if name in OWNS else set())
+        assert set(depends) == expected, name
+
+
+def test_only_the_edge_is_published_and_only_on_loopback(config: dict[str, Any]) -> None:
+    published = {name for name, service in config["services"].items() if service.get("ports")}
+    assert published == {"mcp_edge"}
+    for port in config["services"]["mcp_edge"]["ports"]:
+        assert str(port).startswith("127.0.0.1:"), port
+
+
+def test_everything_runs_on_one_custom_bridge_network_with_named_volumes_for_the_stores(
+    config: dict[str, Any],
+) -> None:
+    assert config["networks"] == {"hindsight": {"driver": "bridge"}}
+    assert all(service["networks"] == ["hindsight"] for service in config["services"].values())
+    for store in STORES:
+        (volume,) = config["services"][store]["volumes"]
+        assert volume.split(":")[0] in config["volumes"]
+
+
+def test_each_layer_gets_only_its_own_store_and_the_addresses_it_calls(config: dict[str, Any]) -> None:
+    for name, service in layer_services(config).items():
+        env = container_env(service)
+        stores = {STORE_VARIABLES[key] for key in env if key in STORE_VARIABLES}
+        assert stores == ({OWNS[name]} if name in OWNS else set()), name
+        called = {
+            key.removeprefix("HINDSIGHT_").removesuffix("_ADDR").lower() for key in env if "_ADDR" in key
+        }
+        reranks = {"inference"} if name == "mcp_edge" else set()  # reached through semantic's dependency
+        assert called == NEEDS.get(name, set()) | reranks, name
+        assert {a.replace("-", "_") for a in addresses_read_by(name)} <= called, name
+        assert "POSTGRES_PASSWORD" not in env, name
+    assert "LLM_API_KEY" not in container_env(config["services"]["inference"])
+
+
+def test_layer_containers_are_hardened_and_their_memory_limits_cover_the_measured_peaks(
+    config: dict[str, Any],
+) -> None:
+    for name, service in layer_services(config).items():
+        assert service["read_only"] is True and service["cap_drop"] == ["ALL"], name
+        assert "no-new-privileges:true" in service["security_opt"], name
+        limit = mebibytes(service["deploy"]["resources"]["limits"]["memory"])
+        assert limit >= HEADROOM * MEASURED_PEAK_RSS_MIB[name], name
+
+
+def test_images_are_pinned_to_exact_versions(config: dict[str, Any]) -> None:
+    for name, service in config["services"].items():
+        assert re.fullmatch(r"[\w./-]+:v?\d+\.\d+(\.\d+)?(-[\w.-]+)?", service["image"]), (
+            name,
+            service["image"],
+        )
+
+
+def test_nothing_secret_is_committed_and_every_variable_has_a_line_in_the_env_example() -> None:
+    text = COMPOSE_FILE.read_text()
+    used = set(re.findall(r"\$\{([A-Z_][A-Z0-9_]*)", text))
+    optional = {"HINDSIGHT_IMAGE", "HINDSIGHT_MCP_PUBLISH_PORT", "HINDSIGHT_GRPC_PUBLISH_PORT"}
+    assert used - optional <= set(read_env_file(ENV_EXAMPLE))
+    assert not re.search(r"(PASSWORD|TOKEN|KEY)\w*:[ \t]*[\"']?\w", re.sub(r"\$\{[^}]*\}", "", text))
+    with pytest.raises(InterpolationError, match="POSTGRES_PASSWORD"):
+        compose({})
+
+
+def test_interpolation_follows_compose_rules() -> None:
+    env = {"SET": "x", "EMPTY": ""}
+    assert interpolate("${SET}-${EMPTY:-d}-${EMPTY-d}-${UNSET-d}-$${SET}", env) == "x-d--d-${SET}"
+    with pytest.raises(InterpolationError):
+        interpolate("${EMPTY:?needed}", env)

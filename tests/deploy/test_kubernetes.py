@@ -1,0 +1,253 @@
+"""The kustomize overlays render, every manifest is valid against the Kubernetes schemas, and the rendered
+fleet keeps the promises of docs/deployment.md: probes, hardening, sizing, scaling, disruption budgets and a
+network where only the edge is reachable and each layer reaches only its store and the layers it calls."""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import kubernetes_validate.utils as kv_utils
+import pytest
+import yaml
+
+from hindsight.cli.layers import LAYERS
+from tests.deploy.kustomize import CLUSTER_SCOPED, Manifest, build, pod_spec
+from tests.deploy.sizing import HEADROOM, MEASURED_PEAK_RSS_MIB, mebibytes
+from tests.deploy.topology import COMPONENT, addresses_read_by
+
+K8S = Path(__file__).resolve().parents[2] / "k8s"
+OVERLAYS = ("dev", "prod")
+KUBERNETES_VERSIONS = ("1.30.0", "1.37.0")  # oldest supported (gRPC probes: GA in 1.27) and newest
+STORE_OF = {"working": "redis", "episodic": "postgres", "reflect": "postgres", "semantic": "qdrant"}
+STORE_PORTS = {"redis": {6379}, "postgres": {5432}, "qdrant": {6333, 6334}}
+CALLS = {  # who calls whom over gRPC (DESIGN.md): the only layer-to-layer traffic allowed
+    "mcp-edge": {"working", "episodic", "semantic", "reflect", "inference"},
+    "semantic": {"inference"},
+    "reflect": {"episodic", "inference"},
+}
+SECRET_KEYS = {"DATABASE_URL", "REDIS_URL", "QDRANT_URL", "HINDSIGHT_TOKENS", "HINDSIGHT_INTERNAL_TOKEN"}
+
+
+@functools.cache
+def rendered(overlay: str) -> tuple[Manifest, ...]:
+    """The overlay built by the Python renderer; where kubectl exists, it must equal ``kubectl kustomize``."""
+    manifests = build(K8S / "overlays" / overlay)
+    if kubectl := shutil.which("kubectl"):
+        out = subprocess.run(
+            [kubectl, "kustomize", str(K8S / "overlays" / overlay)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        reference = {(m["kind"], m["metadata"]["name"]): m for m in yaml.safe_load_all(out) if m}
+        assert {(m["kind"], m["metadata"]["name"]): m for m in manifests} == reference
+    return tuple(manifests)
+
+
+def of_kind(overlay: str, kind: str) -> dict[str, Manifest]:
+    return {m["metadata"]["name"]: m for m in rendered(overlay) if m["kind"] == kind}
+
+
+def labels_of(peer: dict[str, Any]) -> dict[str, str]:
+    selector: dict[str, str] = peer.get("podSelector", {}).get("matchLabels", {})
+    return selector
+
+
+def component_of(peer: dict[str, Any]) -> str:
+    return labels_of(peer).get("app.kubernetes.io/component", "")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def schemas_read_once() -> Iterator[None]:
+    """kubernetes-validate re-reads its (large) definitions file for every manifest; read each once."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kubernetes_validate.utils, "schema_contents", functools.cache(kv_utils.schema_contents))
+        yield
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_rendered_manifest_is_valid_against_the_kubernetes_schemas(overlay: str, version: str) -> None:
+    for manifest in rendered(overlay):
+        try:
+            kubernetes_validate.validate(manifest, version, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            pytest.fail(
+                f"{manifest['kind']}/{manifest['metadata']['name']}: {exc.message} at {list(exc.path)}"
+            )
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_each_layer_has_a_deployment_and_a_service_with_grpc_probes_on_its_service_name(overlay: str) -> None:
+    deployments, services = of_kind(overlay, "Deployment"), of_kind(overlay, "Service")
+    for layer in LAYERS:
+        name = f"hindsight-{COMPONENT[layer.name]}"
+        container = pod_spec(deployments[name])["containers"][0]
+        assert container["args"] == ["serve", layer.name]
+        assert container["readinessProbe"]["grpc"] == {"port": 50051, "service": layer.service}
+        assert container["livenessProbe"]["grpc"] == {"port": 50051, "service": ""}
+        assert container["startupProbe"]["grpc"]["service"] == ""
+        startup = container["startupProbe"]
+        assert startup["periodSeconds"] * startup["failureThreshold"] > 60, "must outlast the store wait"
+        assert services[name]["spec"]["ports"][0] == {
+            "name": "grpc",
+            "port": 50051,
+            "targetPort": "grpc",
+            "appProtocol": "grpc",
+        }
+        # Internal layers are headless so callers spread calls over every replica; the edge has one address.
+        headless = services[name]["spec"].get("clusterIP") == "None"
+        assert headless is (layer.name != "mcp_edge"), name
+        assert re.fullmatch(r"[\w./-]+:\d+\.\d+\.\d+", container["image"]), container["image"]
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_pod_is_hardened(overlay: str) -> None:
+    workloads = [m for m in rendered(overlay) if m["kind"] in ("Deployment", "StatefulSet")]
+    assert workloads
+    for workload in workloads:
+        spec = pod_spec(workload)
+        assert spec["securityContext"]["runAsNonRoot"] is True
+        assert spec["securityContext"]["runAsUser"] > 0
+        assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        assert spec["automountServiceAccountToken"] is False
+        assert spec["enableServiceLinks"] is False
+        for container in spec["containers"]:
+            security = container["securityContext"]
+            assert security["allowPrivilegeEscalation"] is False
+            assert security["capabilities"] == {"drop": ["ALL"]}
+            assert container["resources"]["requests"] and container["resources"]["limits"]
+            if workload["kind"] == "Deployment":
+                assert security["readOnlyRootFilesystem"] is True
+    for namespace in of_kind(overlay, "Namespace").values():
+        assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_memory_requests_cover_the_measured_peak_and_limits_leave_headroom(overlay: str) -> None:
+    deployments = of_kind(overlay, "Deployment")
+    for layer, peak in MEASURED_PEAK_RSS_MIB.items():
+        resources = pod_spec(deployments[f"hindsight-{COMPONENT[layer]}"])["containers"][0]["resources"]
+        assert mebibytes(resources["requests"]["memory"]) >= peak, layer
+        assert mebibytes(resources["limits"]["memory"]) >= HEADROOM * peak, layer
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_edge_and_inference_autoscale_and_every_layer_has_a_disruption_budget(overlay: str) -> None:
+    autoscalers = of_kind(overlay, "HorizontalPodAutoscaler")
+    scaled = {hpa["spec"]["scaleTargetRef"]["name"] for hpa in autoscalers.values()}
+    assert scaled == {"hindsight-mcp-edge", "hindsight-inference"}
+    for hpa in autoscalers.values():
+        assert hpa["spec"]["maxReplicas"] > hpa["spec"]["minReplicas"] >= 1
+        target = of_kind(overlay, "Deployment")[hpa["spec"]["scaleTargetRef"]["name"]]
+        assert "replicas" not in target["spec"], "the autoscaler owns the replica count"
+    budgets = of_kind(overlay, "PodDisruptionBudget")
+    for layer in LAYERS:
+        budget = budgets[f"hindsight-{COMPONENT[layer.name]}"]
+        assert (
+            budget["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"] == COMPONENT[layer.name]
+        )
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_only_the_edge_is_reachable_and_each_layer_reaches_only_its_store_and_its_callees(
+    overlay: str,
+) -> None:
+    policies = of_kind(overlay, "NetworkPolicy")
+    deny = policies["hindsight-default-deny"]["spec"]
+    assert deny["podSelector"] == {} and set(deny["policyTypes"]) == {"Ingress", "Egress"}
+    assert "ingress" not in deny and "egress" not in deny
+    for name, policy in policies.items():
+        spec = policy["spec"]
+        for rule in spec.get("egress", []):
+            if "to" not in rule:  # open destination: only name resolution
+                assert {p["port"] for p in rule["ports"]} == {53}, name
+        for rule in spec.get("ingress", []):
+            if "from" not in rule:
+                assert component_of({"podSelector": spec["podSelector"]}) == "mcp-edge", name
+    for layer in LAYERS:
+        component = COMPONENT[layer.name]
+        spec = policies[f"hindsight-{component}"]["spec"]
+        callers = {c for c, callees in CALLS.items() if layer.name in callees or component in callees}
+        if component == "mcp-edge":
+            assert all("from" not in rule for rule in spec["ingress"])
+        else:
+            sources = {component_of(peer) for rule in spec["ingress"] for peer in rule["from"]}
+            assert sources == callers, component
+        reached: set[str] = set()
+        for rule in spec.get("egress", []):
+            ports = {p["port"] for p in rule["ports"]}
+            for peer in rule["to"]:
+                if "ipBlock" in peer:  # prod: the managed store's address block, on the store's ports
+                    assert overlay == "prod"
+                    assert ports == STORE_PORTS[STORE_OF[layer.name]], component
+                    reached.add(STORE_OF[layer.name])
+                else:
+                    target = component_of(peer)
+                    assert ports == (STORE_PORTS.get(target) or {50051}), component
+                    reached.add(target)
+        expected = set(CALLS.get(component, set())) | (
+            {STORE_OF[layer.name]} if layer.name in STORE_OF else set()
+        )
+        assert reached == expected, component
+
+
+def test_dev_runs_single_replica_stores_that_only_their_layer_can_reach() -> None:
+    stateful = of_kind("dev", "StatefulSet")
+    assert set(stateful) == {"hindsight-postgres", "hindsight-redis", "hindsight-qdrant"}
+    assert all(s["spec"]["replicas"] == 1 and s["spec"]["volumeClaimTemplates"] for s in stateful.values())
+    policies = of_kind("dev", "NetworkPolicy")
+    for store in ("postgres", "redis", "qdrant"):
+        owners = {layer for layer, owned in STORE_OF.items() if owned == store}
+        ingress = policies[f"hindsight-{store}"]["spec"]["ingress"]
+        assert {component_of(peer) for rule in ingress for peer in rule["from"]} == owners
+    secret = of_kind("dev", "Secret")["hindsight-secrets"]
+    assert set(secret["stringData"]) >= SECRET_KEYS
+
+
+def test_prod_points_at_external_managed_stores_and_commits_no_secret() -> None:
+    assert not of_kind("prod", "StatefulSet")
+    assert not of_kind("prod", "Secret"), "the operator creates hindsight-secrets"
+    services = of_kind("prod", "Service")
+    for store in ("postgres", "redis", "qdrant"):
+        assert services[f"hindsight-{store}"]["spec"]["type"] == "ExternalName"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_each_layer_is_given_only_its_own_store_url(overlay: str) -> None:
+    deployments = of_kind(overlay, "Deployment")
+    store_keys = {
+        "postgres": {"DATABASE_URL"},
+        "redis": {"REDIS_URL"},
+        "qdrant": {"QDRANT_URL", "QDRANT_API_KEY"},
+    }
+    all_store_keys = set().union(*store_keys.values())
+    for layer in LAYERS:
+        container = pod_spec(deployments[f"hindsight-{COMPONENT[layer.name]}"])["containers"][0]
+        keys = {e["name"] for e in container["env"] if "secretKeyRef" in e.get("valueFrom", {})}
+        own = store_keys[STORE_OF[layer.name]] if layer.name in STORE_OF else set()
+        assert keys & all_store_keys == own, layer.name
+        assert {"HINDSIGHT_TOKENS", "HINDSIGHT_INTERNAL_TOKEN"} <= keys
+        assert container["envFrom"] == [{"configMapRef": {"name": "hindsight-config"}}]
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_shared_config_names_every_layer_address_and_holds_no_secret(overlay: str) -> None:
+    data = of_kind(overlay, "ConfigMap")["hindsight-config"]["data"]
+    for layer in LAYERS:
+        if layer.address_env:
+            assert data[layer.address_env] == f"hindsight-{COMPONENT[layer.name]}:50051"
+    assert not set(data) & (SECRET_KEYS | {"LLM_API_KEY", "QDRANT_API_KEY", "POSTGRES_PASSWORD"})
+    assert all(m["metadata"].get("namespace") for m in rendered(overlay) if m["kind"] not in CLUSTER_SCOPED)
+
+
+def test_the_allowed_calls_include_every_address_a_layer_reads_from_its_settings() -> None:
+    for layer in LAYERS:
+        assert addresses_read_by(layer.name) <= CALLS.get(COMPONENT[layer.name], set()), layer.name

@@ -1,0 +1,161 @@
+"""Model identity and reindex, end to end: change the model, the restart refuses, reindex, recall works.
+
+Real inference service (both packaged models), real semantic service over gRPC, Qdrant local mode on disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from qdrant_client import AsyncQdrantClient
+
+from hindsight.cli.reindex import run_async as run_reindex
+from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
+from hindsight.inference.service import open_service as open_inference
+from hindsight.inference.settings import DEFAULT_MODEL, MINILM_MODEL, InferenceSettings
+from hindsight.runtime.errors import FailedPrecondition
+from hindsight.runtime.testing import channel_to, serving
+from hindsight.semantic.records import ModelIdentity, alias_name, collection_name
+from hindsight.semantic.service import open_service
+from hindsight.semantic.settings import SemanticSettings
+from hindsight.semantic.store import active_collection, open_active
+
+TIMEOUT = 30
+FACTS = {
+    "bank-a": [
+        ("cat", "The cat sleeps on the sofa every afternoon."),
+        ("rates", "Interest rates rose sharply last quarter."),
+        ("trip", "Caroline booked a train ticket to Berlin for May."),
+    ],
+    "bank-b": [("tea", "Melanie prefers green tea to coffee.")],
+}
+
+
+@pytest.fixture(scope="module")
+async def inference_addr() -> AsyncIterator[str]:
+    async with serving(lambda: open_inference(InferenceSettings())) as server:
+        yield f"127.0.0.1:{server.port}"
+
+
+@contextlib.asynccontextmanager
+async def semantic(settings: SemanticSettings) -> AsyncIterator[semantic_pb2_grpc.SemanticServiceStub]:
+    async with serving(lambda: open_service(settings)) as server, channel_to(server) as channel:
+        yield semantic_pb2_grpc.SemanticServiceStub(channel)
+
+
+async def _top(stub: semantic_pb2_grpc.SemanticServiceStub, bank: str, query: str) -> list[str]:
+    reply = await stub.Search(semantic_pb2.SearchRequest(bank_id=bank, query=query, limit=3), timeout=TIMEOUT)
+    return [hit.record.id for hit in reply.hits]
+
+
+async def _fill(settings: SemanticSettings) -> None:
+    async with semantic(settings) as stub:
+        for bank, facts in FACTS.items():
+            records = [semantic_pb2.SemanticRecord(id=i, text=t) for i, t in facts]
+            await stub.Upsert(semantic_pb2.UpsertRequest(bank_id=bank, records=records), timeout=TIMEOUT)
+
+
+def _reindex_env(monkeypatch: pytest.MonkeyPatch, settings: SemanticSettings) -> None:
+    monkeypatch.setenv("HINDSIGHT_QDRANT_PATH", settings.qdrant_path)
+    monkeypatch.setenv("HINDSIGHT_INFERENCE_ADDR", settings.inference_addr)
+    monkeypatch.setenv("HINDSIGHT_SEMANTIC_MODEL", settings.embedding_model)
+    monkeypatch.delenv("QDRANT_URL", raising=False)
+
+
+def _args(bank: str = "", drop_old: bool = False) -> argparse.Namespace:
+    return argparse.Namespace(bank=bank, drop_old=drop_old, home=None, no_progress=False)
+
+
+async def _active(path: str, prefix: str = "hs") -> str | None:
+    client = AsyncQdrantClient(path=path)
+    try:
+        return await active_collection(client, prefix)
+    finally:
+        await client.close()
+
+
+async def test_a_model_change_is_refused_at_start_until_reindex_and_then_recall_works(
+    inference_addr: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "qdrant")
+    old = SemanticSettings(inference_addr=inference_addr, qdrant_path=path, embedding_model=DEFAULT_MODEL)
+    new = SemanticSettings(inference_addr=inference_addr, qdrant_path=path, embedding_model=MINILM_MODEL)
+    await _fill(old)
+    first = await _active(path)
+
+    with pytest.raises(FailedPrecondition) as refused:
+        async with open_service(new):
+            pytest.fail("the semantic layer started over another model's vectors")
+    message = str(refused.value)
+    assert f"holds 512-d vectors but model '{MINILM_MODEL}' makes 384-d" in message
+    assert f"'{DEFAULT_MODEL}' (512-d, sha256" in message and "hindsight reindex" in message
+
+    _reindex_env(monkeypatch, new)
+    stderr = io.StringIO()
+    assert await run_reindex(_args(bank="bank-a"), stderr) == 1  # one bank cannot move to a new model
+    assert "every bank must be re-embedded" in stderr.getvalue()
+    assert await _active(path) == first
+
+    stderr = io.StringIO()
+    assert await run_reindex(_args(), stderr) == 0
+    assert "reindex [" in stderr.getvalue() and "4/4 points" in stderr.getvalue()
+    second = await _active(path)
+    assert second and second != first and MINILM_MODEL in second
+
+    async with semantic(new) as stub:
+        assert (await _top(stub, "bank-a", "Where does the cat nap?"))[0] == "cat"
+        assert (await _top(stub, "bank-a", "train journey to Germany"))[0] == "trip"
+        assert await _top(stub, "bank-b", "Where does the cat nap?") == ["tea"]
+
+    with pytest.raises(FailedPrecondition, match=f"holds 384-d vectors but model '{DEFAULT_MODEL}'"):
+        async with open_service(old):
+            pytest.fail("the old model must not reopen the new collection")
+
+
+async def test_a_bank_only_reindex_under_the_same_model_keeps_every_other_bank(
+    inference_addr: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = SemanticSettings(inference_addr=inference_addr, qdrant_path=str(tmp_path / "qdrant"))
+    await _fill(settings)
+    first = await _active(settings.qdrant_path)
+    _reindex_env(monkeypatch, settings)
+    stderr = io.StringIO()
+    assert await run_reindex(_args(bank="bank-b", drop_old=True), stderr) == 0
+    second = await _active(settings.qdrant_path)
+    assert second != first
+    client = AsyncQdrantClient(path=settings.qdrant_path)
+    try:
+        assert not await client.collection_exists(first or "")
+        assert (await client.count(alias_name("hs"))).count == 4
+    finally:
+        await client.close()
+    async with semantic(settings) as stub:
+        assert (await _top(stub, "bank-a", "Where does the cat nap?"))[0] == "cat"
+        assert await _top(stub, "bank-b", "What does Melanie drink?") == ["tea"]
+
+
+async def test_reindex_says_so_when_there_is_no_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HINDSIGHT_QDRANT_PATH", str(tmp_path / "missing"))
+    stderr = io.StringIO()
+    assert await run_reindex(_args(), stderr) == 1
+    assert "nothing to reindex" in stderr.getvalue()
+
+
+async def test_a_new_file_under_the_same_model_name_and_dimension_is_refused_too(tmp_path: Path) -> None:
+    client = AsyncQdrantClient(path=str(tmp_path / "qdrant"))
+    try:
+        before = ModelIdentity("use-multilingual-v3", 512, "a" * 64)
+        after = ModelIdentity("use-multilingual-v3", 512, "b" * 64)
+        assert await open_active(client, "hs", before, server=False) == collection_name("hs", before)
+        assert await open_active(client, "hs", before, server=False) == collection_name("hs", before)
+        with pytest.raises(FailedPrecondition, match=r"sha256 aaaaaaaaaaaa\).*serves .*sha256 bbbbbbbbbbbb"):
+            await open_active(client, "hs", after, server=False)
+    finally:
+        await client.close()

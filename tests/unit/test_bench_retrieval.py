@@ -1,0 +1,170 @@
+"""The retrieval benchmark's metric, BM25 baseline, data format and report, on tiny hand-made data."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from hindsight.cli.bench.bm25 import Bm25Index, document
+from hindsight.cli.bench.datasets import Message, parse_dataset
+from hindsight.cli.bench.metrics import Tally, ndcg_at, percentile, recall_at, score_query
+from hindsight.cli.bench.report import FileResult, markdown, write_chart, write_json
+from hindsight.cli.bench.retrieval import bank_for, batches
+from hindsight.cli.bench.transports import source_ids
+
+
+def test_recall_at_k_is_the_share_of_gold_found_not_any_hit() -> None:
+    ranked = ["a", "x", "b", "y", "z", "c"]
+    assert recall_at(ranked, ["a", "b", "c", "d"], 5) == 0.5
+    assert recall_at(ranked, ["a", "b", "c", "d"], 10) == 0.75
+    assert recall_at(ranked, ["q"], 10) == 0.0
+
+
+def test_recall_counts_a_repeated_id_once_and_keeps_its_first_rank() -> None:
+    assert recall_at(["a", "a", "a", "a", "a", "b"], ["b"], 5) == 1.0
+    assert recall_at(["a", "b", "c", "d", "e", "f"], ["f"], 5) == 0.0
+
+
+def test_ndcg_is_one_for_a_perfect_ranking_and_discounts_late_hits() -> None:
+    assert ndcg_at(["a", "b", "x"], ["a", "b"], 10) == pytest.approx(1.0)
+    assert ndcg_at(["x", "a"], ["a"], 10) == pytest.approx(1 / math.log2(3))
+    two_gold_one_late = (1 / math.log2(4)) / (1 + 1 / math.log2(3))
+    assert ndcg_at(["x", "y", "b"], ["a", "b"], 10) == pytest.approx(two_gold_one_late)
+    assert ndcg_at(["x"] * 3, ["a"], 10) == 0.0
+
+
+def test_ndcg_ideal_is_capped_at_k_gold_items() -> None:
+    gold = [str(i) for i in range(12)]
+    assert ndcg_at(gold, gold, 10) == pytest.approx(1.0)
+
+
+def test_overall_leaves_out_adversarial_questions_which_still_have_their_own_category() -> None:
+    tally = Tally()
+    tally.add("single-hop", ["a"], ["a"])
+    tally.add("temporal", ["x"], ["a"])
+    tally.add("adversarial", ["a"], ["a"])
+    assert tally.overall()["R@10"] == 0.5
+    assert tally.overall_count == 2
+    assert tally.by_category()["adversarial"]["R@10"] == 1.0
+    assert set(tally.by_category()) == {"adversarial", "single-hop", "temporal"}
+
+
+def test_score_query_reports_the_three_metrics() -> None:
+    assert score_query(["a"], ["a"]) == {"R@5": 1.0, "R@10": 1.0, "NDCG@10": 1.0}
+
+
+def test_percentiles_interpolate_between_samples() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert percentile(values, 0.5) == pytest.approx(50.5)
+    assert percentile(values, 0.99) == pytest.approx(99.01)
+    assert percentile([], 0.5) == 0.0
+
+
+def test_bm25_ranks_the_message_sharing_rare_words_first_and_indexes_the_speaker() -> None:
+    messages = [
+        Message("m1", "I went hiking in the mountains with my dog.", "Caroline"),
+        Message("m2", "The quarterly report is due on Friday.", "Melanie"),
+        Message("m3", "We adopted a kitten from the shelter.", "Caroline"),
+    ]
+    index = Bm25Index(messages)
+    assert index.rank("When is the quarterly report due?", 3)[0] == "m2"
+    assert index.rank("What did Melanie say?", 1) == ["m2"]
+    assert document(messages[0]) == "Caroline: I went hiking in the mountains with my dog."
+
+
+def test_bm25_segments_chinese_into_characters_and_bigrams() -> None:
+    messages = [
+        Message("a", "我们去杭州西湖划船了。"),
+        Message("b", "妈妈喜欢喝龙井茶。"),
+        Message("c", "我在北京开会。"),
+    ]
+    assert Bm25Index(messages).rank("西湖", 1) == ["a"]
+
+
+def test_bm25_keeps_message_order_between_equal_scores() -> None:
+    messages = [Message(str(i), "same words here") for i in range(4)]
+    assert Bm25Index(messages).rank("unrelated", 4) == ["0", "1", "2", "3"]
+
+
+def test_dataset_times_without_a_zone_are_read_as_utc_and_limit_keeps_the_first_namespaces() -> None:
+    data = {
+        "name": "tiny",
+        "namespaces": [
+            {
+                "id": "n1",
+                "messages": [
+                    {"id": "1", "time": "2023-05-08T13:56:02", "speaker": "A", "text": "hi", "session": "s"}
+                ],
+                "queries": [{"id": "q", "text": "hi?", "category": "single-hop", "gold": ["1"]}],
+            },
+            {"id": "n2", "messages": [], "queries": []},
+        ],
+    }
+    dataset = parse_dataset(data, limit=1)
+    assert [ns.id for ns in dataset.namespaces] == ["n1"]
+    assert dataset.namespaces[0].messages[0].time == datetime(2023, 5, 8, 13, 56, 2, tzinfo=UTC)
+    assert dataset.namespaces[0].queries[0].gold == ("1",)
+    assert (dataset.message_count, dataset.query_count) == (1, 1)
+
+
+def test_a_derived_memory_stands_for_the_turns_it_cites_and_a_turn_for_itself() -> None:
+    assert source_ids("episode-1", ["t1", "t2"]) == ["t1", "t2"]
+    assert source_ids("t3", []) == ["t3"]
+
+
+def test_bank_ids_are_fresh_per_run_and_file_and_fit_the_bank_alphabet() -> None:
+    assert bank_for("r1", 0, "conv 26/x") == "bench-r1-0-conv_26_x"
+    assert bank_for("r1", 0, "n") != bank_for("r2", 0, "n") != bank_for("r1", 1, "n")
+    assert len(bank_for("r", 0, "x" * 300)) == 128
+
+
+def test_batches_cover_every_item_in_order() -> None:
+    assert [list(b) for b in batches(list(range(5)), 2)] == [[0, 1], [2, 3], [4]]
+
+
+def _result() -> FileResult:
+    result = FileResult(name="tiny set", path="tiny.json", namespaces=1, messages=4, queries=3)
+    for category, ours, base in [
+        ("temporal", ["a"], ["x"]),
+        ("single-hop", ["b"], ["b"]),
+        ("adversarial", [], []),
+    ]:
+        result.hindsight.add(category, ours, [ours[0] if ours else "z"])
+        result.bm25.add(category, base, ["a" if category == "temporal" else "b"])
+    result.retain_seconds = 2.0
+    result.recall_ms = [10.0, 20.0, 30.0]
+    result.peak_rss_mb = 512.0
+    return result
+
+
+def test_the_json_report_has_the_issue_keys_per_file(tmp_path: Path) -> None:
+    path = tmp_path / "out" / "r.json"
+    write_json(path, [_result()], {"transport": "grpc"})
+    data = json.loads(path.read_text())
+    [entry] = data["files"]
+    assert {"name", "overall", "bm25", "by_category", "retain_per_s", "recall_ms"} <= set(entry)
+    assert set(entry["overall"]) == set(entry["bm25"]) == {"R@5", "R@10", "NDCG@10"}
+    assert set(entry["recall_ms"]) == {"p50", "p95", "p99"}
+    assert entry["retain_per_s"] == 2.0
+    assert entry["overall"]["R@10"] == 1.0 and entry["bm25"]["R@10"] == 0.5
+    assert entry["by_category"]["temporal"]["bm25"]["R@10"] == 0.0
+    assert data["run"] == {"transport": "grpc"}
+
+
+def test_the_markdown_table_has_a_row_per_file_and_a_row_per_category() -> None:
+    text = markdown([_result()])
+    assert (
+        "| tiny set | 2 | 1.000 | 1.000 | 1.000 | 0.500 | 0.500 | 0.500 | 2 | 20.0 / 29.0 / 29.8 | 512 |"
+        in text
+    )
+    assert "| temporal | 1 | 1.000 / 0.000 |" in text
+
+
+def test_the_chart_is_a_png_named_after_the_file(tmp_path: Path) -> None:
+    path = write_chart(tmp_path, _result())
+    assert path.name == "retrieval-tiny-set.png"
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
