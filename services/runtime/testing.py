@@ -21,8 +21,23 @@ async def serving(factory: ServiceFactory, tokens: str = "") -> AsyncIterator[Ru
         yield server
 
 
+TEST_CALL_DEADLINE = 60.0
+"""Seconds a test's unary call may take when it sets no timeout: a hang fails fast and names the call."""
+
+
+class _DefaultDeadline(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    """Gives every unary call without a timeout the test deadline."""
+
+    async def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+        if client_call_details.timeout is None:
+            client_call_details = client_call_details._replace(timeout=TEST_CALL_DEADLINE)
+        return await continuation(client_call_details, request)
+
+
 @contextlib.asynccontextmanager
 async def channel_to(server: RunningServer) -> AsyncIterator[grpc.aio.Channel]:
-    """A real channel to a test server."""
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+    """A real channel to a test server; calls that set no timeout get :data:`TEST_CALL_DEADLINE`."""
+    async with grpc.aio.insecure_channel(
+        f"127.0.0.1:{server.port}", interceptors=[_DefaultDeadline()]
+    ) as channel:
         yield channel
