@@ -167,6 +167,19 @@ class ToolContext:
         return bank_id
 
 
+def _hints(
+    title: str, *, read_only: bool = False, destructive: bool = False, idempotent: bool = False
+) -> ToolAnnotations:
+    """A tool's annotations; every tool stays inside the memory service, so none is open-world."""
+    return ToolAnnotations(
+        title=title,
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
+
+
 def _tool_error(exc: HindsightError) -> ToolError:
     return ToolError(str(exc))
 
@@ -184,15 +197,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
     )
     access = ToolContext(grants, default_bank)
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Retain memories",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        )
-    )
+    @server.tool(annotations=_hints("Retain memories", idempotent=True))
     async def retain(
         ctx: Context[Any, Any],
         text: Annotated[
@@ -239,15 +244,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
             turn_ids=list(result.turn_ids), duplicate_count=result.duplicate_count, indexed=result.indexed
         )
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Recall memories",
-            read_only_hint=True,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        )
-    )
+    @server.tool(annotations=_hints("Recall memories", read_only=True, idempotent=True))
     async def recall(
         ctx: Context[Any, Any],
         query: Annotated[
@@ -310,15 +307,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
             ],
         )
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Write an episode",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=False,
-            open_world_hint=False,
-        )
-    )
+    @server.tool(annotations=_hints("Write an episode"))
     async def write_episode(
         ctx: Context[Any, Any],
         situation: Annotated[str, Field(min_length=1, max_length=10_000, description="The situation faced.")],
@@ -359,15 +348,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
             raise _tool_error(exc) from exc
         return {"episode_id": stored.id}
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Reflect on finished work",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        )
-    )
+    @server.tool(annotations=_hints("Reflect on finished work", idempotent=True))
     async def reflect(
         ctx: Context[Any, Any],
         session_id: Annotated[str, Field(max_length=256, description="Only this session; default all.")] = "",
@@ -392,15 +373,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
             episodes_read=reply.episodes_read,
         )
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Forget turns",
-            read_only_hint=False,
-            destructive_hint=True,
-            idempotent_hint=True,
-            open_world_hint=False,
-        )
-    )
+    @server.tool(annotations=_hints("Forget turns", destructive=True, idempotent=True))
     async def forget(
         ctx: Context[Any, Any],
         turn_ids: Annotated[list[str], Field(min_length=1, max_length=1000, description="Turns to forget.")],
@@ -418,15 +391,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
             working_removed_count=result.working_removed_count,
         )
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Compress working memory",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=False,
-            open_world_hint=False,
-        )
-    )
+    @server.tool(annotations=_hints("Compress working memory"))
     async def compress(
         ctx: Context[Any, Any],
         session_id: Annotated[
@@ -448,15 +413,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
             summariser=reply.summariser,
         )
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Close a session",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        )
-    )
+    @server.tool(annotations=_hints("Close a session", idempotent=True))
     async def close_session(
         ctx: Context[Any, Any],
         session_id: Annotated[
