@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -18,6 +19,7 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from hindsight.contracts.episodic.v1 import episodic_pb2
+from hindsight.contracts.reflect.v1 import reflect_pb2
 from hindsight.mcp_edge.domain import ALL_LAYERS, LayerName, RecallQuery
 from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.mcp_edge.servicer import DEFAULT_SESSION, MAX_TOP_K
@@ -178,6 +180,20 @@ def _hints(
         idempotent_hint=idempotent,
         open_world_hint=False,
     )
+
+
+def _lesson_outputs(lessons: Iterable[reflect_pb2.Lesson]) -> list[LessonOutput]:
+    """Lessons as tools return them."""
+    return [
+        LessonOutput(
+            id=item.id,
+            situation=item.situation,
+            lesson=item.lesson,
+            confidence=round(item.confidence, 3),
+            source_episode_ids=list(item.source_episode_ids),
+        )
+        for item in lessons
+    ]
 
 
 def _tool_error(exc: HindsightError) -> ToolError:
@@ -360,16 +376,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         except HindsightError as exc:
             raise _tool_error(exc) from exc
         return ReflectOutput(
-            lessons=[
-                LessonOutput(
-                    id=item.id,
-                    situation=item.situation,
-                    lesson=item.lesson,
-                    confidence=round(item.confidence, 3),
-                    source_episode_ids=list(item.source_episode_ids),
-                )
-                for item in reply.lessons
-            ],
+            lessons=_lesson_outputs(reply.lessons),
             episodes_read=reply.episodes_read,
         )
 
@@ -433,16 +440,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
             token_count=result.token_count,
             reflected=result.reflected,
             reflect_error=result.reflect_error,
-            lessons=[
-                LessonOutput(
-                    id=item.id,
-                    situation=item.situation,
-                    lesson=item.lesson,
-                    confidence=round(item.confidence, 3),
-                    source_episode_ids=list(item.source_episode_ids),
-                )
-                for item in result.lessons
-            ],
+            lessons=_lesson_outputs(result.lessons),
             episodes_read=result.episodes_read,
         )
 

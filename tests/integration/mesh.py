@@ -50,6 +50,13 @@ class LayerAddresses:
         return EdgeSettings(**values)  # type: ignore[arg-type]
 
 
+async def drop_schemas(database_url: str, *schemas: str) -> None:
+    """Drop test schemas and everything in them."""
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        for schema in schemas:
+            await conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
 @contextlib.asynccontextmanager
 async def layer_mesh(database_url: str, redis_url: str, qdrant_path: Path) -> AsyncIterator[LayerAddresses]:
     """Serve all five layers; schemas and key prefixes are unique to this mesh and dropped after."""
@@ -92,11 +99,7 @@ async def layer_mesh(database_url: str, redis_url: str, qdrant_path: Path) -> As
                 reflect=f"127.0.0.1:{reflect.port}",
             )
         finally:
-            async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
-                for schema in (episodic_schema, reflect_schema):
-                    await conn.execute(
-                        sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
-                    )
+            await drop_schemas(database_url, episodic_schema, reflect_schema)
             client = aioredis.from_url(redis_url)
             try:
                 keys = [key async for key in client.scan_iter(match=f"t:{suffix}*")]

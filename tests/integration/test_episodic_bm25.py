@@ -13,6 +13,7 @@ from hindsight.episodic.engine import EpisodicMemory
 from hindsight.episodic.settings import EpisodicSettings
 from hindsight.episodic.store import ANALYZER, PostgresEpisodicStore
 from hindsight.runtime.records import RecordMeta, TimeRange, Turn
+from tests.integration.mesh import drop_schemas
 
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -30,8 +31,7 @@ def _turn(turn_id: str, text: str, speaker: str = "", minutes: int = 0) -> Turn:
 @pytest.fixture
 async def settings(database_url: str, unique_name: str) -> AsyncIterator[EpisodicSettings]:
     yield EpisodicSettings(database_url=database_url, schema=unique_name, pool_min_size=1, pool_max_size=2)
-    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
-        await conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(unique_name)))
+    await drop_schemas(database_url, unique_name)
 
 
 @pytest.fixture

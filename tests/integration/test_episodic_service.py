@@ -19,6 +19,7 @@ from hindsight.episodic.settings import EpisodicSettings
 from hindsight.runtime.migrations import load_migrations, migrate
 from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.testing import channel_to, serving
+from tests.integration.mesh import drop_schemas
 
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -28,16 +29,11 @@ def turn(turn_id: str, text: str, at: datetime | None = None, session: str = "s1
     return common_pb2.Turn(id=turn_id, session_id=session, text=text, meta=meta)
 
 
-async def _drop_schema(database_url: str, schema: str) -> None:
-    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
-        await conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-
-
 @pytest.fixture
 async def settings(database_url: str, unique_name: str) -> AsyncIterator[EpisodicSettings]:
     """Settings with a schema of the test's own, dropped afterwards."""
     yield EpisodicSettings(database_url=database_url, schema=unique_name, pool_min_size=1, pool_max_size=4)
-    await _drop_schema(database_url, unique_name)
+    await drop_schemas(database_url, unique_name)
 
 
 @pytest.fixture

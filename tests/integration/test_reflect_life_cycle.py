@@ -7,22 +7,17 @@ import asyncio
 import dataclasses
 import json
 import sys
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import grpc
-import psycopg
 import pytest
-from psycopg import sql
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2, episodic_pb2_grpc
 from hindsight.contracts.inference.v1 import inference_pb2_grpc
 from hindsight.contracts.reflect.v1 import reflect_pb2, reflect_pb2_grpc
-from hindsight.episodic.service import open_service as open_episodic
-from hindsight.episodic.settings import EpisodicSettings
 from hindsight.inference.service import open_service as open_inference
 from hindsight.inference.settings import InferenceSettings
 from hindsight.reflect.domain import Method
@@ -36,26 +31,12 @@ from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.llm import LLMClient, LLMSettings
 from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.testing import channel_to, serving
+from tests.integration.mesh import drop_schemas
 from tests.llm_test_server import OpenAITestServer, Reply, openai_test_server
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 TIMEOUT = 10
 SUCCESS, FAILURE = episodic_pb2.OUTCOME_SUCCESS, episodic_pb2.OUTCOME_FAILURE
-
-
-async def _drop_schemas(database_url: str, *schemas: str) -> None:
-    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
-        for schema in schemas:
-            await conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-
-
-@pytest.fixture(scope="module")
-async def episodic_addr(database_url: str) -> AsyncIterator[str]:
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    settings = EpisodicSettings(database_url=database_url, schema=schema, pool_min_size=1, pool_max_size=4)
-    async with serving(lambda: open_episodic(settings)) as server:
-        yield f"127.0.0.1:{server.port}"
-    await _drop_schemas(database_url, schema)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +98,7 @@ async def world(
         yield World(engine, episodic_pb2_grpc.EpisodicServiceStub(channel), clock, unique_name, llm_server)
     await episodic.close()
     await inference.close()
-    await _drop_schemas(database_url, unique_name)
+    await drop_schemas(database_url, unique_name)
 
 
 def _with_llm(world: World, **overrides: object) -> None:
@@ -403,7 +384,7 @@ async def test_maintain_and_list_banks_over_grpc(
                 )
             assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     finally:
-        await _drop_schemas(database_url, unique_name)
+        await drop_schemas(database_url, unique_name)
 
 
 async def test_hindsight_maintain_says_what_changed_and_a_second_run_changes_nothing(
@@ -435,7 +416,7 @@ async def test_hindsight_maintain_says_what_changed_and_a_second_run_changes_not
             [second] = await maintain()
             assert changes(second) == [[], [], [], []]
     finally:
-        await _drop_schemas(database_url, unique_name)
+        await drop_schemas(database_url, unique_name)
 
 
 async def test_a_slow_llm_never_makes_an_explicit_reflect_miss_its_deadline(
@@ -455,4 +436,4 @@ async def test_a_slow_llm_never_makes_an_explicit_reflect_miss_its_deadline(
         assert reply.method == reflect_pb2.REFLECTION_METHOD_RULES
         assert any("worked where" in lesson.lesson for lesson in reply.lessons)
     finally:
-        await _drop_schemas(database_url, unique_name)
+        await drop_schemas(database_url, unique_name)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -16,12 +15,11 @@ from psycopg import sql
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2, episodic_pb2_grpc
 from hindsight.contracts.reflect.v1 import reflect_pb2, reflect_pb2_grpc
-from hindsight.episodic.service import open_service as open_episodic
-from hindsight.episodic.settings import EpisodicSettings
 from hindsight.reflect.service import open_service
 from hindsight.reflect.settings import ReflectSettings
 from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.testing import channel_to, serving
+from tests.integration.mesh import drop_schemas
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 TIMEOUT = 10
@@ -30,22 +28,6 @@ SUCCESS, FAILURE, UNKNOWN = (
     episodic_pb2.OUTCOME_FAILURE,
     episodic_pb2.OUTCOME_UNSPECIFIED,
 )
-
-
-async def _drop_schemas(database_url: str, *schemas: str) -> None:
-    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
-        for schema in schemas:
-            await conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-
-
-@pytest.fixture(scope="module")
-async def episodic_addr(database_url: str) -> AsyncIterator[str]:
-    """One real episodic service for the module, in a schema of its own; tests use banks of their own."""
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    settings = EpisodicSettings(database_url=database_url, schema=schema, pool_min_size=1, pool_max_size=4)
-    async with serving(lambda: open_episodic(settings)) as server:
-        yield f"127.0.0.1:{server.port}"
-    await _drop_schemas(database_url, schema)
 
 
 @dataclass
@@ -68,7 +50,7 @@ async def layers(database_url: str, episodic_addr: str, unique_name: str) -> Asy
             reflect_pb2_grpc.ReflectServiceStub(channel),
             settings,
         )
-    await _drop_schemas(database_url, unique_name)
+    await drop_schemas(database_url, unique_name)
 
 
 async def write(
