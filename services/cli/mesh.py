@@ -38,6 +38,7 @@ from hindsight.cli.layers import EDGE, LAYERS, Layer
 from hindsight.runtime.embedded import (
     EmbeddedServer,
     EmbeddedServerError,
+    free_ports,
     log_tail,
     start_postgres,
     start_valkey,
@@ -253,20 +254,6 @@ def _stop_leftover_services(lock: _HomeLock) -> None:
                 wait_until_gone(process, 5.0)
 
 
-def _free_ports(count: int) -> list[int]:
-    """``count`` distinct free loopback ports (all held open until every one is chosen)."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sockets.append(sock)
-            sock.bind((LOOPBACK, 0))
-        return [int(sock.getsockname()[1]) for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
 def _port_is_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the HTTP server will
@@ -333,6 +320,8 @@ class _Mesh:
         self.stop_requested = asyncio.Event()
         self.llm: asyncio.subprocess.Process | None = None
         self.llm_exited: asyncio.Task[int] | None = None
+        self.postgres_port = 0
+        self.valkey_port = 0
         self.force = asyncio.Event()
         self.mesh_file = self.home / MESH_FILE
         self.started = time.monotonic()
@@ -359,7 +348,7 @@ class _Mesh:
 
     async def _start_and_supervise(self) -> int:
         _say(f"hindsight: starting {len(LAYERS)} services in {self.home}")
-        *ports, mcp_port, llm_port = _free_ports(len(LAYERS) + 2)
+        *ports, mcp_port, llm_port, self.postgres_port, self.valkey_port = free_ports(len(LAYERS) + 4)
         llm_env = await self._start_llm(llm_port) if self.options.llm == "local" else {}
         mcp_port = self._mcp_port(mcp_port)
         addresses = {layer.name: f"{LOOPBACK}:{port}" for layer, port in zip(LAYERS, ports, strict=True)}
@@ -479,9 +468,11 @@ class _Mesh:
         redis_url = environ.get("REDIS_URL", "")
         starts = {}
         if not database_url:
-            starts["postgres"] = asyncio.to_thread(start_postgres, self.home / "postgres")
+            starts["postgres"] = asyncio.to_thread(
+                start_postgres, self.home / "postgres", port=self.postgres_port
+            )
         if not redis_url:
-            starts["valkey"] = asyncio.to_thread(start_valkey, self.home / "valkey")
+            starts["valkey"] = asyncio.to_thread(start_valkey, self.home / "valkey", port=self.valkey_port)
         # Never cancelled: a server that started must be known, so the shutdown can stop it.
         results = await asyncio.gather(*starts.values(), return_exceptions=True)
         failures = []

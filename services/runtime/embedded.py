@@ -50,11 +50,56 @@ class EmbeddedServerError(RuntimeError):
     """An embedded server could not be started; the message carries the tail of its log."""
 
 
+_EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_LISTEN_PORTS = range(20000, 32768)
+"""Where servers listen: below Linux's default ephemeral range, so no outgoing connection's local port
+can take a chosen port in the seconds between choosing it and a server binding it."""
+
+
+def _ephemeral_range() -> range:
+    try:
+        low, high = (int(part) for part in _EPHEMERAL_RANGE_FILE.read_text().split())
+    except (OSError, ValueError):
+        return range(32768, 61000)
+    return range(low, high + 1)
+
+
+def free_ports(count: int, host: str = LOOPBACK) -> list[int]:
+    """``count`` distinct ports nobody listens on now, outside the ephemeral range.
+
+    Each candidate stays bound until all are chosen, so the list holds no repeats.
+    """
+    ephemeral = _ephemeral_range()
+    candidates = [port for port in _LISTEN_PORTS if port not in ephemeral]
+    if len(candidates) < count:  # an unusual ephemeral range: fall back to ports the OS picks
+        candidates = []
+    rng = secrets.SystemRandom()
+    rng.shuffle(candidates)
+    held: list[socket.socket] = []
+    try:
+        for port in candidates:
+            if len(held) == count:
+                break
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                sock.bind((host, port))
+            except OSError:
+                sock.close()
+                continue
+            held.append(sock)
+        while len(held) < count:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind((host, 0))
+            held.append(sock)
+        return [int(sock.getsockname()[1]) for sock in held]
+    finally:
+        for sock in held:
+            sock.close()
+
+
 def free_port(host: str = LOOPBACK) -> int:
-    """A TCP port nobody listens on right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    """A TCP port nobody listens on right now, outside the ephemeral range (see ``free_ports``)."""
+    return free_ports(1, host)[0]
 
 
 @dataclass(eq=False)

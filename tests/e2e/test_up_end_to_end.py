@@ -7,7 +7,6 @@ import asyncio
 import os
 import re
 import signal
-import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -16,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+
+from hindsight.runtime.embedded import free_port
 
 HINDSIGHT = str(Path(sys.executable).parent / "hindsight")
 READY_TIMEOUT = 240.0
@@ -45,12 +46,6 @@ CHINESE = [
     "弟弟在深圳的一家科技公司做软件工程师。",
     "晚饭我做了红烧肉和番茄炒蛋。",
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -128,7 +123,7 @@ async def _check_recall(client: Client) -> None:
 
 
 async def test_up_serves_mcp_keeps_memories_across_a_restart_and_stops_cleanly(home: Path) -> None:
-    port = _free_port()
+    port = free_port()
     mesh = await _start(home, port)
     try:
         async with Client(mesh.mcp_url) as client:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from hindsight.mcp_edge.http import serving_http
 from hindsight.mcp_edge.mcp_server import build_mcp_server
 from hindsight.mcp_edge.service import memory_service_spec
 from hindsight.runtime.auth import Grants
+from hindsight.runtime.embedded import free_port
 from hindsight.runtime.server import ServiceSpec
 from hindsight.runtime.testing import serving
 from tests.integration.mesh import layer_mesh
@@ -71,12 +71,6 @@ class Edge:
     mcp_url: str
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.asynccontextmanager
 async def _memory_service(engine: MemoryEngine) -> AsyncIterator[ServiceSpec]:
     yield memory_service_spec(engine)
@@ -93,7 +87,7 @@ async def edge(
         open_engine(layers.edge_settings()) as engine,
         serving(lambda: _memory_service(engine)) as server,
         serving_http(
-            build_mcp_server(engine, grants, "bench"), grants, "127.0.0.1", _free_port(), "/mcp"
+            build_mcp_server(engine, grants, "bench"), grants, "127.0.0.1", free_port(), "/mcp"
         ) as url,
     ):
         yield Edge(f"127.0.0.1:{server.port}", url)

@@ -22,6 +22,7 @@ from hindsight.mcp_edge.http import serving_http
 from hindsight.mcp_edge.mcp_server import build_mcp_server
 from hindsight.mcp_edge.service import open_service
 from hindsight.runtime.auth import Grants
+from hindsight.runtime.embedded import free_port
 from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.testing import channel_to, serving
 from tests.integration.mesh import LayerAddresses, layer_mesh
@@ -213,19 +214,13 @@ async def test_mcp_tools_publish_schemas_and_annotations_and_run_on_the_engine(
             assert recalled.structured_content["memories"][0]["kind"] == "lesson"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 async def test_mcp_over_http_admits_only_tokens_that_grant_the_bank(
     layers: LayerAddresses, tmp_path: Path
 ) -> None:
     grants = Grants.parse("alpha-token=bank-a")
     async with open_engine(layers.edge_settings()) as engine:
         server = build_mcp_server(engine, grants, default_bank="bank-a")
-        async with serving_http(server, grants, "127.0.0.1", _free_port(), "/mcp") as url:
+        async with serving_http(server, grants, "127.0.0.1", free_port(), "/mcp") as url:
             async with httpx2.AsyncClient() as anonymous:
                 refused = await anonymous.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
             assert refused.status_code == 401

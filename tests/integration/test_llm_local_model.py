@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -16,6 +15,7 @@ import pytest
 
 from hindsight.reflect.domain import Episode, Method, Result
 from hindsight.reflect.llm_reflect import LLMReflector
+from hindsight.runtime.embedded import free_port
 from hindsight.runtime.llm import LLMClient, LLMSettings
 from hindsight.runtime.llm_local import MODELS, wait_until_healthy
 from hindsight.runtime.records import RecordMeta
@@ -26,18 +26,12 @@ LLM_HOME: list[str] = []
 """The served model's home, for the test that checks what was assembled there."""
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 async def local_llm(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
     """``python -m hindsight.runtime.llm_local`` serving the 0.5B model; yields its API base URL."""
     home = tmp_path_factory.mktemp("llm-home")
     LLM_HOME[:] = [str(home)]
-    port = _free_port()
+    port = free_port()
     log_path = home / "llm.log"
     env = os.environ | {
         "HINDSIGHT_LLM_LOCAL_MODEL": MODEL,
