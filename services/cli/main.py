@@ -161,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     maintain_module.add_arguments(maintain)
 
+    from hindsight.cli import settings_doc  # cheap: settings modules import no gRPC
+
+    settings_doc.add_command(commands)
     if SUITES:
         add_bench_command(commands)
     return parser

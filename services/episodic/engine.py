@@ -1,23 +1,60 @@
-"""Episodic-memory logic: recording, searching, paging and forgetting, on an :class:`EpisodicStore`."""
+"""Episodic-memory logic: recording, searching, paging, the life cycle, segmentation and access statistics,
+on an :class:`EpisodicStore`, with an outbox deliverer that hands writes to the other layers."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Generic, TypeVar
 
-from hindsight.episodic.models import Episode
+from hindsight.episodic.access import AccessRecorder
+from hindsight.episodic.models import (
+    AccessStats,
+    Episode,
+    EpisodeFilter,
+    PurgeResult,
+    PurgeScope,
+    ScoredEpisode,
+    TurnFilter,
+)
+from hindsight.episodic.outbox import OutboxDeliverer
 from hindsight.episodic.paging import PageKey, decode_page_token, encode_page_token
-from hindsight.episodic.store import EpisodicStore, RecordResult, ScoredTurn
-from hindsight.runtime.records import TimeRange, Turn, utcnow
-from hindsight.runtime.text import search_terms
+from hindsight.episodic.segment import (
+    Embed,
+    SegmentRules,
+    extract,
+    lexical_similarities,
+    split,
+    vector_similarities,
+)
+from hindsight.episodic.settings import EpisodicSettings
+from hindsight.episodic.store import (
+    SEMANTIC,
+    Decay,
+    EpisodicStore,
+    OutboxCounts,
+    RecordResult,
+    ScoredTurn,
+    SegmentWrite,
+)
+from hindsight.runtime.errors import InvalidArgument
+from hindsight.runtime.llm import LLMClient
+from hindsight.runtime.logs import deadline_var
+from hindsight.runtime.records import RecordMeta, Turn, utcnow
+from hindsight.runtime.text import search_terms, terms
 from hindsight.runtime.tsearch import query_terms
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 TURNS_LIST = "turns"
+RECENT_TURNS_LIST = "recent-turns"
 EPISODES_LIST = "episodes"
 
 
@@ -27,6 +64,31 @@ class Page(Generic[T]):
 
     items: list[T]
     next_page_token: str
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """How a RecordTurns went: new and duplicate turns, and whether they reached the semantic layer."""
+
+    recorded: int
+    duplicates: int
+    indexed: bool
+
+
+@dataclass(frozen=True)
+class Updated:
+    """The new version of a turn and the id of the one it superseded."""
+
+    turn: Turn
+    superseded_id: str
+
+
+@dataclass(frozen=True)
+class Segmented:
+    """Episodes a segmentation made (or merged into) and how it found them."""
+
+    episodes: list[Episode]
+    method: str
 
 
 def _key_of_turn(turn: Turn) -> PageKey:
@@ -46,13 +108,43 @@ class EpisodicMemory:
     """The system of record of a bank's turns and episodes."""
 
     store: EpisodicStore
+    settings: EpisodicSettings = field(default_factory=EpisodicSettings)
+    deliverer: OutboxDeliverer | None = None
+    llm: LLMClient | None = None
+    embed: Embed | None = None
     clock: Callable[[], datetime] = field(default=utcnow)
+    access: AccessRecorder = field(init=False)
 
-    async def record_turns(self, bank_id: str, turns: Sequence[Turn]) -> RecordResult:
+    def __post_init__(self) -> None:
+        self.access = AccessRecorder(self.store, self.settings, self._now)
+
+    def _now(self) -> datetime:
+        return self.clock()
+
+    def _decay(self) -> Decay:
+        return Decay(self.clock(), self.settings.half_life_days, self.settings.decay_floor)
+
+    def _index_budget(self) -> float:
+        """Seconds ``index_now`` may spend: the outbox timeout, within the caller's deadline less a margin
+        (a fifth of what is left), so the answer that the turns are recorded is never lost to the deadline."""
+        budget = self.settings.outbox_timeout_seconds
+        deadline = deadline_var.get()
+        if deadline is not None:
+            budget = min(budget, (deadline - time.monotonic()) * 0.8)
+        return budget
+
+    def _wake_deliverer(self) -> None:
+        if self.deliverer is not None:
+            self.deliverer.wake()
+
+    # ----- turns ---------------------------------------------------------------------------------------
+    async def record_turns(self, bank_id: str, turns: Sequence[Turn], index_now: bool = False) -> Recorded:
         """Store turns idempotently: an id already stored in the bank counts as a duplicate, unchanged.
 
         A turn without a time happened when it was recorded; those of one request get successive
-        microseconds so that listing in time order keeps the order they were sent in.
+        microseconds so that listing in time order keeps the order they were sent in. With
+        ``index_now`` the new turns' outbox entries are delivered before returning (what fails stays
+        queued for the background deliverer).
         """
         now = self.clock()
         timed = [
@@ -61,31 +153,101 @@ class EpisodicMemory:
             else replace(turn, meta=replace(turn.meta, time=now + timedelta(microseconds=i)))
             for i, turn in enumerate(turns)
         ]
-        return await self.store.record_turns(bank_id, timed)
+        immediate = index_now and self.deliverer is not None and SEMANTIC in self.store.targets
+        claim = now + timedelta(seconds=self.settings.outbox_lease_seconds) if immediate else None
+        result: RecordResult = await self.store.record_turns(bank_id, timed, claim)
+        indexed = False
+        if immediate and self.deliverer is not None:
+            try:
+                indexed = await self.deliverer.deliver_claimed(result.outbox_ids, self._index_budget())
+            except Exception:
+                log.warning(
+                    "indexing at once failed; the outbox retries", exc_info=True, extra={"bank_id": bank_id}
+                )
+        else:
+            self._wake_deliverer()
+        return Recorded(result.recorded, result.duplicates, indexed)
 
-    async def search_turns(
-        self, bank_id: str, query: str, time_range: TimeRange, limit: int
-    ) -> list[ScoredTurn]:
-        """Live turns sharing keywords (English stems, Chinese characters and bigrams), ranked by BM25."""
+    async def search_turns(self, bank_id: str, query: str, where: TurnFilter, limit: int) -> list[ScoredTurn]:
+        """Turns sharing keywords (English stems, Chinese characters and bigrams), ranked by BM25 times
+        time decay."""
         usable = set(query_terms(query, search_terms))
         lexemes = [term for term in search_terms(query) if term in usable]  # repeats weigh more
         if not lexemes:
             return []
-        return await self.store.search_turns(bank_id, lexemes, time_range, limit)
+        return await self.store.search_turns(bank_id, lexemes, where, self._decay(), limit)
 
-    async def list_turns(self, bank_id: str, page_size: int, page_token: str) -> Page[Turn]:
-        """A page of live turns in time order."""
-        after = decode_page_token(TURNS_LIST, page_token)
-        rows = await self.store.list_turns(bank_id, after, page_size + 1)
+    async def list_turns(
+        self, bank_id: str, where: TurnFilter, page_size: int, page_token: str, newest_first: bool = False
+    ) -> Page[Turn]:
+        """A page of turns in time order (a timeline), or newest first (list recent)."""
+        kind = RECENT_TURNS_LIST if newest_first else TURNS_LIST
+        after = decode_page_token(kind, page_token)
+        rows = await self.store.list_turns(bank_id, where, after, newest_first, page_size + 1)
         items = rows[:page_size]
-        token = encode_page_token(TURNS_LIST, _key_of_turn(items[-1])) if len(rows) > page_size else ""
+        token = encode_page_token(kind, _key_of_turn(items[-1])) if len(rows) > page_size else ""
         return Page(items, token)
 
+    async def update_turn(self, bank_id: str, turn_id: str, text: str, meta: RecordMeta | None) -> Updated:
+        """Supersede a turn: the new version (new id) links the old one, which is archived, not lost."""
+        old = await self.store.get_turn(bank_id, turn_id)
+        new_meta = meta if meta is not None else old.meta
+        provenance = (turn_id, *(i for i in new_meta.source_turn_ids if i != turn_id))
+        new = Turn(
+            id=uuid.uuid4().hex,
+            session_id=old.session_id,
+            text=text or old.text,
+            role=old.role,
+            speaker=old.speaker,
+            meta=replace(new_meta, source_turn_ids=provenance, time=new_meta.time or self.clock()),
+        )
+        stored = await self.store.update_turn(bank_id, turn_id, new)
+        self._wake_deliverer()
+        return Updated(stored, turn_id)
+
+    async def restore_turns(self, bank_id: str, turn_ids: Sequence[str]) -> int:
+        """Bring archived turns back (and into the semantic index)."""
+        count = await self.store.restore_turns(bank_id, list(dict.fromkeys(turn_ids)))
+        self._wake_deliverer()
+        return count
+
+    async def forget_turns(
+        self, bank_id: str, turn_ids: Sequence[str], hard: bool, where: TurnFilter | None = None
+    ) -> int:
+        """Archive turns named or matching a filter (recoverable), or purge the named ones when ``hard``."""
+        ids = list(dict.fromkeys(turn_ids))
+        if where is not None and where.is_empty():
+            raise InvalidArgument(
+                "filter", "must filter on something (session, tags, sources, trust or time)"
+            )
+        if hard:
+            if where is not None:
+                raise InvalidArgument(
+                    "hard", "hard deletes take ids only; purge a session or bank with Purge"
+                )
+            return (await self.purge(bank_id, PurgeScope(ids=tuple(ids)))).turns
+        count = await self.store.forget_turns(bank_id, ids, where)
+        self._wake_deliverer()
+        return count
+
+    async def purge(self, bank_id: str, scope: PurgeScope) -> PurgeResult:
+        """Delete for good, here and (through the outbox) in every layer that derived records from it.
+
+        Queued accesses are written first, so none of a purged record is written back after it.
+        """
+        await self.access.flush()
+        result = await self.store.purge(bank_id, scope)
+        self._wake_deliverer()
+        return result
+
+    # ----- episodes ------------------------------------------------------------------------------------
     async def write_episode(self, bank_id: str, episode: Episode) -> Episode:
         """Store an episode, generating its id when empty; writing a stored id again returns it unchanged."""
         if not episode.id:
             episode = replace(episode, id=uuid.uuid4().hex)
-        return await self.store.write_episode(bank_id, episode)
+        stored = await self.store.write_episode(bank_id, episode)
+        self._wake_deliverer()
+        return stored
 
     async def list_episodes(
         self, bank_id: str, session_id: str, page_size: int, page_token: str
@@ -97,6 +259,77 @@ class EpisodicMemory:
         token = encode_page_token(EPISODES_LIST, _key_of_episode(items[-1])) if len(rows) > page_size else ""
         return Page(items, token)
 
-    async def forget_turns(self, bank_id: str, turn_ids: Sequence[str], hard: bool) -> int:
-        """Archive turns (recoverable), or delete them for good when ``hard``; returns how many."""
-        return await self.store.forget_turns(bank_id, list(dict.fromkeys(turn_ids)), hard)
+    async def search_episodes(
+        self, bank_id: str, query: str, where: EpisodeFilter, limit: int
+    ) -> list[ScoredEpisode]:
+        """Episodes passing the filters, by keyword rank times time decay; newest first without a query."""
+        lexemes = query_terms(query, terms) if query.strip() else []
+        if query.strip() and not lexemes:
+            return []
+        return await self.store.search_episodes(bank_id, lexemes, where, self._decay(), limit)
+
+    async def segment_session(self, bank_id: str, session_id: str, final: bool) -> Segmented:
+        """Make episodes of the session's finished segments (all of them when ``final``)."""
+        settings = self.settings
+        turns = await self.store.unsegmented_turns(bank_id, session_id, settings.segment_max_read)
+        if not turns:
+            return Segmented([], "similarity")
+        if self.embed is not None:
+            try:
+                vectors = await self.embed(bank_id, [f"{turn.speaker} {turn.text}".strip() for turn in turns])
+                similarities = vector_similarities(vectors)
+                threshold = settings.segment_embedding_threshold
+            except Exception:
+                log.warning("embedding turns failed; segmenting by shared words", exc_info=True)
+                similarities, threshold = lexical_similarities(turns), settings.segment_lexical_threshold
+        else:
+            similarities, threshold = lexical_similarities(turns), settings.segment_lexical_threshold
+        rules = SegmentRules(
+            threshold=threshold,
+            gap=timedelta(minutes=settings.segment_gap_minutes),
+            min_turns=settings.segment_min_turns,
+            max_turns=settings.segment_max_turns,
+        )
+        segments = split(turns, similarities, rules)
+        finished = segments if final else segments[:-1]
+        if not finished:
+            return Segmented([], "similarity")
+        extraction = await extract(self.llm, bank_id, finished, settings.llm_max_tokens)
+        through = _key_of_turn(finished[-1][-1])
+        saved = await self.store.save_segments(
+            bank_id,
+            session_id,
+            SegmentWrite(extraction.episodes, extraction.method, through),
+            settings.dedup_similarity,
+        )
+        self._wake_deliverer()
+        log.info(
+            "segmented session",
+            extra={
+                "bank_id": bank_id,
+                "session_id": session_id,
+                "episodes": len(saved),
+                "method": extraction.method,
+            },
+        )
+        return Segmented(saved, extraction.method)
+
+    # ----- access statistics and the outbox -----------------------------------------------------------
+    def record_access(self, bank_id: str, records: Sequence[tuple[str, str]]) -> int:
+        """Queue accesses (id, layer); they are written in batches in the background."""
+        return self.access.record(bank_id, records)
+
+    async def access_stats(self, bank_id: str, ids: Sequence[str]) -> list[AccessStats]:
+        """Statistics of the records that have any."""
+        return await self.access.stats(bank_id, list(dict.fromkeys(ids)))
+
+    async def outbox_status(self, bank_id: str) -> OutboxCounts:
+        """Entries waiting and delivered by target layer."""
+        return await self.store.outbox_counts(bank_id)
+
+    async def run_background(self) -> None:
+        """The deliverer and the access flusher, until cancelled."""
+        jobs = [self.access.run()]
+        if self.deliverer is not None:
+            jobs.append(self.deliverer.run())
+        await asyncio.gather(*jobs)

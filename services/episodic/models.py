@@ -8,7 +8,7 @@ from datetime import datetime
 
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.runtime.errors import InvalidArgument
-from hindsight.runtime.records import RecordMeta, Source, from_timestamp, to_timestamp
+from hindsight.runtime.records import RecordMeta, Source, TimeRange, Trust, from_timestamp, to_timestamp
 
 MAX_ID_CHARS = 256
 MAX_FIELD_CHARS = 100_000
@@ -98,3 +98,81 @@ class Episode:
             meta=self.meta.to_pb(),
             recorded_at=to_timestamp(self.recorded_at),
         )
+
+
+@dataclass(frozen=True)
+class TurnFilter:
+    """Which turns an operation applies to; empty fields do not filter."""
+
+    session_id: str = ""
+    tags: tuple[str, ...] = ()
+    sources: tuple[Source, ...] = ()
+    min_trust: Trust | None = None
+    time_range: TimeRange = field(default_factory=TimeRange)
+    include_archived: bool = False
+
+    def is_empty(self) -> bool:
+        """Whether it lets every live turn through (forgetting by such a filter would forget everything)."""
+        return not (
+            self.session_id
+            or self.tags
+            or self.sources
+            or self.min_trust is not None
+            or self.time_range.start
+            or self.time_range.end
+        )
+
+
+@dataclass(frozen=True)
+class EpisodeFilter:
+    """Which episodes a search may return; empty fields do not filter."""
+
+    tags: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    """Any of these tools (the candidate pre-filter, with the task type)."""
+    task_type: str = ""
+    result: Outcome = Outcome.UNSPECIFIED
+    sources: tuple[Source, ...] = ()
+    min_trust: Trust | None = None
+    time_range: TimeRange = field(default_factory=TimeRange)
+
+
+@dataclass(frozen=True)
+class ScoredEpisode:
+    """An episode found by search, with keyword relevance times time decay."""
+
+    episode: Episode
+    score: float
+
+
+@dataclass(frozen=True)
+class AccessStats:
+    """How often recall returned one record, when last, and how fresh it is now."""
+
+    id: str
+    layer: str
+    hit_count: int
+    last_hit: datetime
+    freshness: float
+    stale: bool
+    """Under the stale threshold: a candidate for archiving."""
+    hot: bool
+    """Over the hot threshold: often recalled lately."""
+
+
+@dataclass(frozen=True)
+class PurgeScope:
+    """What a purge deletes: ids (of turns or episodes), one session, or the whole bank."""
+
+    ids: tuple[str, ...] = ()
+    session_id: str = ""
+    whole_bank: bool = False
+
+
+@dataclass(frozen=True)
+class PurgeResult:
+    """What a purge deleted here, and how many deletes it queued for the other layers."""
+
+    turns: int
+    episodes: int
+    outbox: int

@@ -7,10 +7,24 @@ from google.protobuf.message import Message
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2, episodic_pb2_grpc
+from hindsight.episodic.access import LAYERS
 from hindsight.episodic.engine import EpisodicMemory
-from hindsight.episodic.models import Episode
+from hindsight.episodic.models import (
+    _OUTCOME_FROM_PB,
+    Episode,
+    EpisodeFilter,
+    PurgeScope,
+    TurnFilter,
+)
 from hindsight.runtime.errors import InvalidArgument
-from hindsight.runtime.records import TimeRange, Turn
+from hindsight.runtime.records import (
+    RecordMeta,
+    TimeRange,
+    Turn,
+    source_from_pb,
+    to_timestamp,
+    trust_from_pb,
+)
 from hindsight.runtime.validation import check_limit, check_text
 
 DEFAULT_SEARCH_LIMIT = 10
@@ -21,6 +35,8 @@ MAX_TURNS_PER_REQUEST = 1000
 MAX_IDS_PER_FORGET = 1000
 MAX_ID_CHARS = 256
 MAX_QUERY_CHARS = 10_000
+MAX_FILTER_VALUES = 100
+MAX_ACCESSED = 1000
 
 
 def _check_id(value: str, field: str) -> str:
@@ -43,6 +59,72 @@ def _check_storable(message: Message, field: str) -> None:
             _check_storable(value, name)
 
 
+def _required_id(value: str, field: str) -> str:
+    if not value:
+        raise InvalidArgument(field, "is required")
+    return _check_id(value, field)
+
+
+def _check_ids(values: list[str], field: str, maximum: int, required: bool = True) -> list[str]:
+    if required and not values:
+        raise InvalidArgument(field, "must not be empty")
+    if len(values) > maximum:
+        raise InvalidArgument(field, f"must hold at most {maximum} ids")
+    for index, value in enumerate(values):
+        if not value:
+            raise InvalidArgument(f"{field}[{index}]", "must not be empty")
+        _check_id(value, f"{field}[{index}]")
+    return values
+
+
+def _check_values(values: list[str], field: str) -> tuple[str, ...]:
+    if len(values) > MAX_FILTER_VALUES:
+        raise InvalidArgument(field, f"must hold at most {MAX_FILTER_VALUES} values")
+    for index, value in enumerate(values):
+        _check_id(value, f"{field}[{index}]")
+    return tuple(dict.fromkeys(value.strip() for value in values if value.strip()))
+
+
+def _time_range(message: common_pb2.TimeRange, present: bool, field: str) -> TimeRange:
+    return TimeRange.from_pb(message, field) if present else TimeRange()
+
+
+def turn_filter_from_pb(message: episodic_pb2.TurnFilter, field: str = "filter") -> TurnFilter:
+    """Convert and validate a turn filter."""
+    return TurnFilter(
+        session_id=_check_id(message.session_id, f"{field}.session_id"),
+        tags=_check_values(list(message.tags), f"{field}.tags"),
+        sources=tuple(
+            dict.fromkeys(
+                source_from_pb(value, f"{field}.sources[{index}]")
+                for index, value in enumerate(message.sources)
+            )
+        ),
+        min_trust=trust_from_pb(message.min_trust, f"{field}.min_trust"),
+        time_range=_time_range(message.time_range, message.HasField("time_range"), f"{field}.time_range"),
+        include_archived=message.include_archived,
+    )
+
+
+def episode_filter_from_pb(request: episodic_pb2.SearchEpisodesRequest) -> EpisodeFilter:
+    """The filters of an episode search, validated."""
+    if request.result not in _OUTCOME_FROM_PB:
+        raise InvalidArgument("result", "is not a known outcome")
+    return EpisodeFilter(
+        tags=_check_values(list(request.tags), "tags"),
+        tools=_check_values(list(request.tools), "tools"),
+        task_type=_check_id(request.task_type, "task_type").strip(),
+        result=_OUTCOME_FROM_PB[request.result],
+        sources=tuple(
+            dict.fromkeys(
+                source_from_pb(value, f"sources[{index}]") for index, value in enumerate(request.sources)
+            )
+        ),
+        min_trust=trust_from_pb(request.min_trust, "min_trust"),
+        time_range=_time_range(request.time_range, request.HasField("time_range"), "time_range"),
+    )
+
+
 class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
     """EpisodicService on an :class:`EpisodicMemory`."""
 
@@ -61,18 +143,29 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
             _check_id(message.session_id, f"turns[{index}].session_id")
             _check_storable(message, f"turns[{index}]")
             turns.append(Turn.from_pb(message, f"turns[{index}]"))
-        result = await self._memory.record_turns(request.bank_id, turns)
+        result = await self._memory.record_turns(request.bank_id, turns, request.index_now)
         return episodic_pb2.RecordTurnsResponse(
-            recorded_count=result.recorded, duplicate_count=result.duplicates
+            recorded_count=result.recorded, duplicate_count=result.duplicates, indexed=result.indexed
         )
 
     async def SearchTurns(
         self, request: episodic_pb2.SearchTurnsRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.SearchTurnsResponse:
         query = check_text(request.query, "query", MAX_QUERY_CHARS)
-        time_range = TimeRange.from_pb(request.time_range) if request.HasField("time_range") else TimeRange()
+        where = turn_filter_from_pb(request.filter) if request.HasField("filter") else TurnFilter()
+        if request.HasField("time_range"):
+            if where.time_range.start or where.time_range.end:
+                raise InvalidArgument("time_range", "give the time range here or in filter, not both")
+            where = TurnFilter(
+                session_id=where.session_id,
+                tags=where.tags,
+                sources=where.sources,
+                min_trust=where.min_trust,
+                time_range=TimeRange.from_pb(request.time_range),
+                include_archived=where.include_archived,
+            )
         limit = check_limit(request.limit, "limit", DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
-        hits = await self._memory.search_turns(request.bank_id, query, time_range, limit)
+        hits = await self._memory.search_turns(request.bank_id, query, where, limit)
         return episodic_pb2.SearchTurnsResponse(
             hits=[common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score) for hit in hits]
         )
@@ -81,7 +174,10 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
         self, request: episodic_pb2.ListTurnsRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.ListTurnsResponse:
         page_size = check_limit(request.page_size, "page_size", DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-        page = await self._memory.list_turns(request.bank_id, page_size, request.page_token)
+        where = turn_filter_from_pb(request.filter) if request.HasField("filter") else TurnFilter()
+        page = await self._memory.list_turns(
+            request.bank_id, where, page_size, request.page_token, request.newest_first
+        )
         return episodic_pb2.ListTurnsResponse(
             turns=[turn.to_pb() for turn in page.items], next_page_token=page.next_page_token
         )
@@ -109,13 +205,114 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
     async def ForgetTurns(
         self, request: episodic_pb2.ForgetTurnsRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.ForgetTurnsResponse:
-        if not request.turn_ids:
-            raise InvalidArgument("turn_ids", "must not be empty")
-        if len(request.turn_ids) > MAX_IDS_PER_FORGET:
-            raise InvalidArgument("turn_ids", f"must hold at most {MAX_IDS_PER_FORGET} ids")
-        for index, turn_id in enumerate(request.turn_ids):
-            if not turn_id:
-                raise InvalidArgument(f"turn_ids[{index}]", "must not be empty")
-            _check_id(turn_id, f"turn_ids[{index}]")
-        count = await self._memory.forget_turns(request.bank_id, list(request.turn_ids), request.hard)
+        has_filter = request.HasField("filter")
+        ids = _check_ids(list(request.turn_ids), "turn_ids", MAX_IDS_PER_FORGET, required=not has_filter)
+        where = turn_filter_from_pb(request.filter) if has_filter else None
+        if where is not None and where.include_archived:
+            raise InvalidArgument("filter.include_archived", "archived turns are forgotten already")
+        count = await self._memory.forget_turns(request.bank_id, ids, request.hard, where)
         return episodic_pb2.ForgetTurnsResponse(forgotten_count=count)
+
+    async def UpdateTurn(
+        self, request: episodic_pb2.UpdateTurnRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.UpdateTurnResponse:
+        _required_id(request.turn_id, "turn_id")
+        _check_storable(request, "request")
+        if not request.text.strip() and not request.HasField("meta"):
+            raise InvalidArgument("text", "give new text or new meta")
+        if request.text:
+            check_text(request.text, "text")
+        meta = RecordMeta.from_pb(request.meta, "meta") if request.HasField("meta") else None
+        updated = await self._memory.update_turn(request.bank_id, request.turn_id, request.text, meta)
+        return episodic_pb2.UpdateTurnResponse(turn=updated.turn.to_pb(), superseded_id=updated.superseded_id)
+
+    async def RestoreTurns(
+        self, request: episodic_pb2.RestoreTurnsRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.RestoreTurnsResponse:
+        ids = _check_ids(list(request.turn_ids), "turn_ids", MAX_IDS_PER_FORGET)
+        return episodic_pb2.RestoreTurnsResponse(
+            restored_count=await self._memory.restore_turns(request.bank_id, ids)
+        )
+
+    async def Purge(
+        self, request: episodic_pb2.PurgeRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.PurgeResponse:
+        chosen = sum((bool(request.ids), bool(request.session_id), request.whole_bank))
+        if chosen != 1:
+            raise InvalidArgument("ids", "give exactly one of ids, session_id and whole_bank")
+        ids = _check_ids(list(request.ids), "ids", MAX_IDS_PER_FORGET, required=False)
+        scope = PurgeScope(
+            ids=tuple(dict.fromkeys(ids)),
+            session_id=_check_id(request.session_id, "session_id"),
+            whole_bank=request.whole_bank,
+        )
+        result = await self._memory.purge(request.bank_id, scope)
+        return episodic_pb2.PurgeResponse(
+            turn_count=result.turns, episode_count=result.episodes, outbox_count=result.outbox
+        )
+
+    async def SearchEpisodes(
+        self, request: episodic_pb2.SearchEpisodesRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.SearchEpisodesResponse:
+        if len(request.query) > MAX_QUERY_CHARS:
+            raise InvalidArgument("query", f"must be at most {MAX_QUERY_CHARS} characters")
+        where = episode_filter_from_pb(request)
+        limit = check_limit(request.limit, "limit", DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
+        hits = await self._memory.search_episodes(request.bank_id, request.query, where, limit)
+        return episodic_pb2.SearchEpisodesResponse(
+            hits=[episodic_pb2.ScoredEpisode(episode=hit.episode.to_pb(), score=hit.score) for hit in hits]
+        )
+
+    async def SegmentSession(
+        self, request: episodic_pb2.SegmentSessionRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.SegmentSessionResponse:
+        _required_id(request.session_id, "session_id")
+        result = await self._memory.segment_session(request.bank_id, request.session_id, request.final)
+        return episodic_pb2.SegmentSessionResponse(
+            episodes=[episode.to_pb() for episode in result.episodes], method=result.method
+        )
+
+    async def RecordAccess(
+        self, request: episodic_pb2.RecordAccessRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.RecordAccessResponse:
+        if len(request.records) > MAX_ACCESSED:
+            raise InvalidArgument("records", f"must hold at most {MAX_ACCESSED} records")
+        records = []
+        for index, record in enumerate(request.records):
+            if not record.id:
+                raise InvalidArgument(f"records[{index}].id", "is required")
+            _check_id(record.id, f"records[{index}].id")
+            if record.layer not in LAYERS:
+                raise InvalidArgument(
+                    f"records[{index}].layer", f"must be one of {', '.join(sorted(LAYERS))}"
+                )
+            records.append((record.id, record.layer))
+        return episodic_pb2.RecordAccessResponse(
+            accepted_count=self._memory.record_access(request.bank_id, records)
+        )
+
+    async def GetAccessStats(
+        self, request: episodic_pb2.GetAccessStatsRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.GetAccessStatsResponse:
+        ids = _check_ids(list(request.ids), "ids", MAX_ACCESSED)
+        stats = await self._memory.access_stats(request.bank_id, ids)
+        return episodic_pb2.GetAccessStatsResponse(
+            stats=[
+                episodic_pb2.AccessStats(
+                    id=item.id,
+                    layer=item.layer,
+                    hit_count=item.hit_count,
+                    last_hit=to_timestamp(item.last_hit),
+                    freshness=item.freshness,
+                    stale=item.stale,
+                    hot=item.hot,
+                )
+                for item in stats
+            ]
+        )
+
+    async def OutboxStatus(
+        self, request: episodic_pb2.OutboxStatusRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.OutboxStatusResponse:
+        counts = await self._memory.outbox_status(request.bank_id)
+        return episodic_pb2.OutboxStatusResponse(pending=counts.pending, delivered=counts.delivered)

@@ -1,7 +1,11 @@
-"""The episodic store: turns and episodes in PostgreSQL (psycopg 3 async, one connection pool).
+"""The episodic store: turns, episodes, the outbox and access statistics in PostgreSQL (psycopg 3 async).
 
 All SQL of the layer lives here. Tables sit in the layer's own schema (created by the migrations in
 ``migrations/``); every statement names them schema-qualified, so no connection state is assumed.
+
+Every write that another layer must see adds its outbox entries in the same transaction as the
+record, for each target layer this deployment has (an address is configured): either all of it is
+committed or none of it.
 """
 
 from __future__ import annotations
@@ -9,21 +13,31 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 import psycopg
 from psycopg import AsyncConnection, sql
 from psycopg.rows import DictRow, dict_row
+from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from hindsight.episodic.models import Episode, Outcome
+from hindsight.episodic.models import (
+    Episode,
+    EpisodeFilter,
+    Outcome,
+    PurgeResult,
+    PurgeScope,
+    ScoredEpisode,
+    TurnFilter,
+)
 from hindsight.episodic.paging import PageKey
 from hindsight.episodic.settings import EpisodicSettings
-from hindsight.runtime.errors import Unavailable
+from hindsight.runtime.errors import FailedPrecondition, NotFound, Unavailable
 from hindsight.runtime.migrations import load_migrations, migrate
-from hindsight.runtime.records import RecordMeta, Role, TimeRange, Turn
+from hindsight.runtime.records import RecordMeta, Role, Source, TimeRange, Trust, Turn
 from hindsight.runtime.text import search_terms
 from hindsight.runtime.tsearch import tsquery_literal, tsvector_literal
 
@@ -37,6 +51,16 @@ ANALYZER = 2
 """Version of the turn analysis in ``search_terms``: 1 = plain terms, 2 = English words stemmed."""
 REANALYSE_BATCH = 500
 
+SEMANTIC = "semantic"
+WORKING = "working"
+REFLECT = "reflect"
+SYNC = "sync"
+"""Outbox operation: make the target's copy of one record match its current state here."""
+DELETE = "delete"
+"""Outbox operation: delete what the target derived from some ids, a session or a whole bank."""
+TURN = "turn"
+EPISODE = "episode"
+
 _TURN_COLUMN_NAMES = (
     "id, session_id, role, speaker, text, source, trust, occurred_at, tags, importance, "
     "source_turn_ids, schema_version"
@@ -44,10 +68,12 @@ _TURN_COLUMN_NAMES = (
 _TURN_COLUMNS = sql.SQL(", ").join(map(sql.Identifier, _TURN_COLUMN_NAMES))
 _TURN_COLUMNS_OF_T = sql.SQL(", ").join(sql.Identifier("t", name) for name in _TURN_COLUMN_NAMES)
 """The same columns, qualified with the alias ``t``."""
-_EPISODE_COLUMNS = sql.SQL(
+_EPISODE_COLUMN_NAMES = (
     "id, session_id, situation, action, outcome, lesson, task_type, tools, result, source, trust, tags, "
     "importance, source_turn_ids, occurred_at, recorded_at, schema_version"
-)
+).split(", ")
+_EPISODE_COLUMNS = sql.SQL(", ").join(map(sql.Identifier, _EPISODE_COLUMN_NAMES))
+_EPISODE_COLUMNS_OF_E = sql.SQL(", ").join(sql.Identifier("e", name) for name in _EPISODE_COLUMN_NAMES)
 
 
 @dataclass(frozen=True)
@@ -60,41 +86,201 @@ class ScoredTurn:
 
 @dataclass(frozen=True)
 class RecordResult:
-    """How many turns of a request were new and how many were already stored."""
+    """How many turns of a request were new and how many were already stored, and their outbox entries."""
 
     recorded: int
     duplicates: int
+    outbox_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Decay:
+    """Time decay of keyword scores: ``floor + (1 - floor) * 0.5 ** (age / half_life)``, age at ``now``."""
+
+    now: datetime
+    half_life_days: float
+    floor: float
+
+
+@dataclass(frozen=True)
+class OutboxEntry:
+    """One piece of work for another layer."""
+
+    id: int
+    bank_id: str
+    target: str
+    operation: str
+    record_kind: str
+    record_id: str
+    payload: dict[str, Any]
+    attempts: int
+
+
+@dataclass(frozen=True)
+class OutboxCounts:
+    """Entries waiting and delivered, by target layer."""
+
+    pending: dict[str, int]
+    delivered: dict[str, int]
+
+
+@dataclass(frozen=True)
+class SyncState:
+    """The current state of records named by sync entries: the live ones (the rest are gone or archived)."""
+
+    turns: dict[str, Turn] = field(default_factory=dict)
+    episodes: dict[str, Episode] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SegmentWrite:
+    """Episodes made from a session's finished segments, and the last turn they cover (the watermark)."""
+
+    episodes: list[Episode]
+    method: str
+    through: PageKey
+
+
+@dataclass(frozen=True)
+class StoredAccess:
+    """A record's access statistics as stored: freshness is as of ``freshness_at``."""
+
+    id: str
+    layer: str
+    hit_count: int
+    last_hit: datetime
+    freshness: float
+    freshness_at: datetime
+
+
+@dataclass(frozen=True)
+class AccessHit:
+    """Accesses to one record gathered since the last flush."""
+
+    bank_id: str
+    layer: str
+    id: str
+    hits: int
+    last_hit: datetime
 
 
 class EpisodicStore(Protocol):
     """What episodic memory needs from its store."""
 
-    async def record_turns(self, bank_id: str, turns: Sequence[Turn]) -> RecordResult:
-        """Insert turns in one transaction; ids already stored in the bank are left unchanged."""
+    targets: frozenset[str]
+    """The layers outbox entries are written for."""
+
+    async def record_turns(
+        self, bank_id: str, turns: Sequence[Turn], claim_until: datetime | None
+    ) -> RecordResult:
+        """Insert turns and their outbox entries in one transaction; ids already stored are left unchanged.
+
+        With ``claim_until`` the new entries are held for the caller to deliver until then.
+        """
         ...
 
     async def search_turns(
-        self, bank_id: str, lexemes: Sequence[str], time_range: TimeRange, limit: int
+        self, bank_id: str, lexemes: Sequence[str], where: TurnFilter, decay: Decay, limit: int
     ) -> list[ScoredTurn]:
-        """Live turns matching any lexeme, best first by BM25; a lexeme given twice weighs twice."""
+        """Turns matching any lexeme, best first by BM25 times decay; a lexeme given twice weighs twice."""
         ...
 
-    async def list_turns(self, bank_id: str, after: PageKey | None, limit: int) -> list[Turn]:
-        """Live turns in (time, id) order, starting after ``after``."""
+    async def list_turns(
+        self, bank_id: str, where: TurnFilter, after: PageKey | None, newest_first: bool, limit: int
+    ) -> list[Turn]:
+        """Turns in (time, id) order (or its reverse), starting after ``after``."""
         ...
 
-    async def write_episode(self, bank_id: str, episode: Episode) -> Episode:
+    async def update_turn(self, bank_id: str, old_id: str, new: Turn) -> Turn:
+        """Store ``new`` and archive ``old_id``, linking it to its successor; NotFound for an unknown id."""
+        ...
+
+    async def get_turn(self, bank_id: str, turn_id: str) -> Turn:
+        """A turn, live or archived; NotFound when there is none."""
+        ...
+
+    async def restore_turns(self, bank_id: str, turn_ids: Sequence[str]) -> int:
+        """Bring archived turns back; returns how many."""
+        ...
+
+    async def forget_turns(self, bank_id: str, turn_ids: Sequence[str], where: TurnFilter | None) -> int:
+        """Archive the live turns named or matching ``where``; returns how many."""
+        ...
+
+    async def purge(self, bank_id: str, scope: PurgeScope) -> PurgeResult:
+        """Delete for good, with the episodes made from the turns, and queue deletes for the other layers."""
+        ...
+
+    async def write_episode(self, bank_id: str, episode: Episode, method: str = "written") -> Episode:
         """Store an episode (its id must be set); an id already stored returns the stored episode."""
         ...
 
     async def list_episodes(
         self, bank_id: str, session_id: str, before: PageKey | None, limit: int
     ) -> list[Episode]:
-        """Episodes newest first, starting before ``before``; only ``session_id``'s when it is set."""
+        """Live episodes newest first, starting before ``before``; only ``session_id``'s when it is set."""
         ...
 
-    async def forget_turns(self, bank_id: str, turn_ids: Sequence[str], hard: bool) -> int:
-        """Archive the live turns named (or delete them for good when ``hard``); returns how many."""
+    async def search_episodes(
+        self, bank_id: str, lexemes: Sequence[str], where: EpisodeFilter, decay: Decay, limit: int
+    ) -> list[ScoredEpisode]:
+        """Live episodes passing ``where``, by keyword rank times decay (or newest first without lexemes)."""
+        ...
+
+    async def unsegmented_turns(self, bank_id: str, session_id: str, limit: int) -> list[Turn]:
+        """The session's live turns after its segmentation watermark, in time order."""
+        ...
+
+    async def save_segments(
+        self, bank_id: str, session_id: str, write: SegmentWrite, overlap: float
+    ) -> list[Episode]:
+        """Store the episodes (merging each into a stored one it repeats) and move the watermark."""
+        ...
+
+    async def add_access(self, hits: Sequence[AccessHit], gain: float, decay_per_day: float) -> None:
+        """Count accesses and raise freshness (after decaying it to the hit time)."""
+        ...
+
+    async def access_stats(self, bank_id: str, ids: Sequence[str]) -> list[StoredAccess]:
+        """(id, layer, hits, last hit, freshness, freshness time) of the records with statistics."""
+        ...
+
+    async def claim_due(self, now: datetime, lease_until: datetime, limit: int) -> list[OutboxEntry]:
+        """Take due entries (oldest first) for delivery until ``lease_until``; other replicas skip them."""
+        ...
+
+    async def claimed(self, ids: Sequence[int]) -> list[OutboxEntry]:
+        """The entries with these ids that still wait."""
+        ...
+
+    async def waiting_before(self, entries: Sequence[OutboxEntry]) -> bool:
+        """Whether older work of the same bank and target waits that these must not overtake."""
+        ...
+
+    async def release(self, entries: Sequence[OutboxEntry], at: datetime) -> None:
+        """Hand claimed entries back to the background deliverer, due at ``at``."""
+        ...
+
+    async def sync_state(
+        self, bank_id: str, turn_ids: Sequence[str], episode_ids: Sequence[str]
+    ) -> SyncState:
+        """The live turns and episodes among these ids."""
+        ...
+
+    async def delivered(self, entries: Sequence[OutboxEntry]) -> None:
+        """Remove delivered entries and count them."""
+        ...
+
+    async def failed(self, entries: Sequence[OutboxEntry], error: str, retry_at: Sequence[datetime]) -> None:
+        """Note a failed attempt of each entry and when to try it again."""
+        ...
+
+    async def next_due(self) -> datetime | None:
+        """When the earliest waiting entry is due, or None when none waits."""
+        ...
+
+    async def outbox_counts(self, bank_id: str) -> OutboxCounts:
+        """Entries waiting and delivered by target, of one bank or (empty) all."""
         ...
 
     async def ping(self) -> bool:
@@ -135,6 +321,19 @@ def _episode_from_row(row: DictRow) -> Episode:
     )
 
 
+def _entry_from_row(row: DictRow) -> OutboxEntry:
+    return OutboxEntry(
+        id=int(row["id"]),
+        bank_id=row["bank_id"],
+        target=row["target"],
+        operation=row["operation"],
+        record_kind=row["record_kind"],
+        record_id=row["record_id"],
+        payload=dict(row["payload"] or {}),
+        attempts=int(row["attempts"]),
+    )
+
+
 def _turn_params(bank_id: str, turn: Turn) -> dict[str, Any]:
     meta = turn.meta
     return {
@@ -160,6 +359,137 @@ def _turn_terms(speaker: str, text: str) -> dict[str, Any]:
     }
 
 
+def episode_terms(episode: Episode) -> str:
+    """The indexed terms of an episode (plain terms, as its queries are analysed)."""
+    return tsvector_literal(episode.text_parts())
+
+
+def _episode_params(bank_id: str, episode: Episode) -> dict[str, Any]:
+    return {
+        "bank_id": bank_id,
+        "id": episode.id,
+        "session_id": episode.session_id,
+        "situation": episode.situation,
+        "action": episode.action,
+        "outcome": episode.outcome,
+        "lesson": episode.lesson,
+        "task_type": episode.task_type,
+        "tools": list(episode.tools),
+        "result": episode.result.value,
+        **episode.meta.to_fields(),
+        "occurred_at": episode.meta.time,
+        "search_terms": episode_terms(episode),
+    }
+
+
+def _time_conditions(
+    column: sql.Composable, time_range: TimeRange, params: dict[str, Any]
+) -> list[sql.Composable]:
+    conditions: list[sql.Composable] = []
+    if time_range.start is not None:
+        params["start"] = time_range.start
+        conditions.append(sql.SQL("{} >= %(start)s").format(column))
+    if time_range.end is not None:
+        params["end"] = time_range.end
+        conditions.append(sql.SQL("{} < %(end)s").format(column))
+    return conditions
+
+
+def _record_conditions(
+    col: Callable[[str], sql.Composable],
+    tags: Sequence[str],
+    sources: Sequence[Source],
+    min_trust: Trust | None,
+    time_range: TimeRange,
+    params: dict[str, Any],
+) -> list[sql.Composable]:
+    """Conditions on what turns and episodes both carry: tags (all of them), source, trust and time."""
+    conditions: list[sql.Composable] = []
+    if tags:
+        params["f_tags"] = list(tags)
+        conditions.append(sql.SQL("{} @> %(f_tags)s::text[]").format(col("tags")))
+    if sources:
+        params["f_sources"] = [source.value for source in sources]
+        conditions.append(sql.SQL("{} = ANY(%(f_sources)s)").format(col("source")))
+    if min_trust is not None:
+        params["f_trust"] = int(min_trust)
+        conditions.append(sql.SQL("{} >= %(f_trust)s").format(col("trust")))
+    return conditions + _time_conditions(col("occurred_at"), time_range, params)
+
+
+def _turn_conditions(alias: str, where: TurnFilter, params: dict[str, Any]) -> list[sql.Composable]:
+    """SQL conditions (on table alias ``alias``) for a turn filter; their values go into ``params``."""
+
+    def col(name: str) -> sql.Composable:
+        return sql.Identifier(alias, name)
+
+    conditions: list[sql.Composable] = []
+    if not where.include_archived:
+        conditions.append(sql.SQL("{} IS NULL").format(col("archived_at")))
+    if where.session_id:
+        params["f_session"] = where.session_id
+        conditions.append(sql.SQL("{} = %(f_session)s").format(col("session_id")))
+    conditions += _record_conditions(
+        col, where.tags, where.sources, where.min_trust, where.time_range, params
+    )
+    return conditions
+
+
+def _episode_conditions(alias: str, where: EpisodeFilter, params: dict[str, Any]) -> list[sql.Composable]:
+    """SQL conditions for an episode filter: the task type and tools pre-filter candidates before ranking."""
+
+    def col(name: str) -> sql.Composable:
+        return sql.Identifier(alias, name)
+
+    conditions: list[sql.Composable] = [sql.SQL("{} IS NULL").format(col("archived_at"))]
+    if where.task_type:
+        params["f_task_type"] = where.task_type
+        conditions.append(sql.SQL("{} = %(f_task_type)s").format(col("task_type")))
+    if where.tools:
+        params["f_tools"] = list(where.tools)
+        conditions.append(sql.SQL("{} && %(f_tools)s::text[]").format(col("tools")))
+    if where.result is not Outcome.UNSPECIFIED:
+        params["f_result"] = where.result.value
+        conditions.append(sql.SQL("{} = %(f_result)s").format(col("result")))
+    conditions += _record_conditions(
+        col, where.tags, where.sources, where.min_trust, where.time_range, params
+    )
+    return conditions
+
+
+def _and(conditions: Sequence[sql.Composable]) -> sql.Composable:
+    return sql.SQL(" AND ").join(conditions) if conditions else sql.SQL("TRUE")
+
+
+def _decay_factor(column: sql.Composable, decay: Decay, params: dict[str, Any]) -> sql.Composable:
+    params["d_now"] = decay.now
+    params["d_floor"] = decay.floor
+    params["d_half_life"] = decay.half_life_days * 86_400.0
+    return sql.SQL(
+        "(%(d_floor)s::float8 + (1 - %(d_floor)s::float8) * power(0.5::float8, "
+        "greatest(extract(epoch FROM (%(d_now)s::timestamptz - {column})), 0)::float8 "
+        "/ %(d_half_life)s::float8))"
+    ).format(column=column)
+
+
+def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
+    """Overlap of two term sets: shared over all."""
+    left, right = set(a), set(b)
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def dedup_terms(episode: Episode) -> set[str]:
+    """What two episodes must share to be the same: the terms of situation and action."""
+    return set(search_terms(f"{episode.situation} {episode.action}"))
+
+
+def dedup_key(episode: Episode) -> str:
+    """The normalised situation and action: equal keys are certainly the same episode."""
+    return " ".join(sorted(dedup_terms(episode)))
+
+
 @contextlib.asynccontextmanager
 async def _unavailable_on_connection_errors() -> AsyncIterator[None]:
     """A database that cannot be reached (or no free connection) is UNAVAILABLE, which callers may retry."""
@@ -179,8 +509,21 @@ class PostgresEpisodicStore:
     ) -> None:
         self._pool = pool
         self._acquire_timeout = settings.acquire_timeout_seconds
-        self._turns = sql.Identifier(settings.schema, "turns")
-        self._episodes = sql.Identifier(settings.schema, "episodes")
+        schema = settings.schema
+        self._schema = schema
+        self._turns = sql.Identifier(schema, "turns")
+        self._episodes = sql.Identifier(schema, "episodes")
+        self._banks = sql.Identifier(schema, "banks")
+        self._sessions = sql.Identifier(schema, "sessions")
+        self._outbox = sql.Identifier(schema, "outbox")
+        self._delivered = sql.Identifier(schema, "outbox_delivered")
+        self._access = sql.Identifier(schema, "access_stats")
+        addresses = {
+            SEMANTIC: settings.semantic_addr,
+            WORKING: settings.working_addr,
+            REFLECT: settings.reflect_addr,
+        }
+        self.targets = frozenset(name for name, address in addresses.items() if address)
 
     @classmethod
     async def open(cls, settings: EpisodicSettings) -> PostgresEpisodicStore:
@@ -245,7 +588,84 @@ class PostgresEpisodicStore:
         ):
             yield conn
 
-    async def record_turns(self, bank_id: str, turns: Sequence[Turn]) -> RecordResult:
+    # ----- outbox entries, written inside the caller's transaction ---------------------------------------
+    async def _enqueue(
+        self,
+        conn: AsyncConnection[DictRow],
+        bank_id: str,
+        rows: Sequence[tuple[str, str, str, str, dict[str, Any]]],
+        due: datetime | None = None,
+    ) -> list[int]:
+        """Insert (target, operation, kind, record id, payload) entries for the configured targets."""
+        wanted = [row for row in rows if row[0] in self.targets]
+        if not wanted:
+            return []
+        statement = sql.SQL(
+            "INSERT INTO {outbox} (bank_id, target, operation, record_kind, record_id, payload, "
+            "next_attempt_at) "
+            "SELECT %(bank_id)s::text, t, o, k, r, p, coalesce(%(due)s::timestamptz, now()) "
+            "FROM unnest(%(targets)s::text[], %(operations)s::text[], %(kinds)s::text[], %(ids)s::text[], "
+            "%(payloads)s::jsonb[]) AS u(t, o, k, r, p) RETURNING id"
+        ).format(outbox=self._outbox)
+        params = {
+            "bank_id": bank_id,
+            "due": due,
+            "targets": [row[0] for row in wanted],
+            "operations": [row[1] for row in wanted],
+            "kinds": [row[2] for row in wanted],
+            "ids": [row[3] for row in wanted],
+            "payloads": [Jsonb(row[4]) for row in wanted],
+        }
+        rows_out = await (await conn.execute(statement, params)).fetchall()
+        return [int(row["id"]) for row in rows_out]
+
+    async def _sync_turns(
+        self,
+        conn: AsyncConnection[DictRow],
+        bank_id: str,
+        turn_ids: Sequence[str],
+        due: datetime | None = None,
+    ) -> list[int]:
+        return await self._enqueue(
+            conn, bank_id, [(SEMANTIC, SYNC, TURN, turn_id, {}) for turn_id in turn_ids], due
+        )
+
+    async def _note_bank_and_sessions(
+        self, conn: AsyncConnection[DictRow], bank_id: str, turns: Sequence[Turn]
+    ) -> None:
+        await conn.execute(
+            sql.SQL("INSERT INTO {banks} (bank_id) VALUES (%s) ON CONFLICT DO NOTHING").format(
+                banks=self._banks
+            ),
+            (bank_id,),
+        )
+        spans: dict[str, list[datetime]] = {}
+        for turn in turns:
+            if turn.meta.time is not None:
+                spans.setdefault(turn.session_id, []).append(turn.meta.time)
+        if not spans:
+            return
+        await conn.execute(
+            sql.SQL(
+                "INSERT INTO {sessions} AS s (bank_id, session_id, first_at, last_at) "
+                "SELECT %(bank_id)s, u.session_id, u.first_at, u.last_at "
+                "FROM unnest(%(sessions)s::text[], %(firsts)s::timestamptz[], %(lasts)s::timestamptz[]) "
+                "AS u(session_id, first_at, last_at) "
+                "ON CONFLICT (bank_id, session_id) DO UPDATE SET first_at = least(s.first_at, "
+                "excluded.first_at), last_at = greatest(s.last_at, excluded.last_at)"
+            ).format(sessions=self._sessions),
+            {
+                "bank_id": bank_id,
+                "sessions": list(spans),
+                "firsts": [min(times) for times in spans.values()],
+                "lasts": [max(times) for times in spans.values()],
+            },
+        )
+
+    # ----- turns ---------------------------------------------------------------------------------------
+    async def record_turns(
+        self, bank_id: str, turns: Sequence[Turn], claim_until: datetime | None
+    ) -> RecordResult:
         statement = sql.SQL(
             "INSERT INTO {turns} (bank_id, id, session_id, role, speaker, text, source, trust, occurred_at, "
             "tags, importance, source_turn_ids, schema_version, search_terms, term_count, analyzer) "
@@ -253,114 +673,291 @@ class PostgresEpisodicStore:
             "%(trust)s, coalesce(%(occurred_at)s::timestamptz, now()), %(tags)s, %(importance)s, "
             "%(source_turn_ids)s, %(schema_version)s, %(search_terms)s::tsvector, %(term_count)s, "
             "%(analyzer)s) "
-            "ON CONFLICT (bank_id, id) DO NOTHING"
+            "ON CONFLICT (bank_id, id) DO NOTHING RETURNING id"
         ).format(turns=self._turns)
-        async with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
-            await cursor.executemany(statement, [_turn_params(bank_id, turn) for turn in turns])
-            recorded = max(cursor.rowcount, 0)
-        return RecordResult(recorded=recorded, duplicates=len(turns) - recorded)
+        async with self._connection() as conn, conn.transaction():
+            async with conn.cursor() as cursor:
+                await cursor.executemany(
+                    statement, [_turn_params(bank_id, turn) for turn in turns], returning=True
+                )
+                recorded: list[str] = []
+                while True:
+                    row = await cursor.fetchone()
+                    if row is not None:
+                        recorded.append(row["id"])
+                    if not cursor.nextset():
+                        break
+            fresh = set(recorded)
+            await self._note_bank_and_sessions(conn, bank_id, [turn for turn in turns if turn.id in fresh])
+            outbox = await self._sync_turns(conn, bank_id, recorded, claim_until)
+        return RecordResult(len(recorded), len(turns) - len(recorded), tuple(outbox))
 
     async def search_turns(
-        self, bank_id: str, lexemes: Sequence[str], time_range: TimeRange, limit: int
+        self, bank_id: str, lexemes: Sequence[str], where: TurnFilter, decay: Decay, limit: int
     ) -> list[ScoredTurn]:
-        """Okapi BM25 over the bank's live turns, in one statement.
+        """Okapi BM25 over the bank's live turns, in one statement, times the time decay.
 
         Every turn holding a query term is a candidate, so a term's document frequency is counted
         exactly among the candidates; the bank's size and mean length come from the same snapshot.
         IDF is Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``, never negative. A term repeated in
-        the query counts once per repeat. The time range filters after scoring, so IDF is the bank's.
+        the query counts once per repeat. Filters apply after scoring, so IDF is the bank's.
         """
         weights = Counter(lexemes)
         query = tsquery_literal(weights)
         if query is None:
             return []
-        window = []
-        if time_range.start is not None:
-            window.append(sql.SQL("t.occurred_at >= %(start)s"))
-        if time_range.end is not None:
-            window.append(sql.SQL("t.occurred_at < %(end)s"))
+        params: dict[str, Any] = {
+            "bank_id": bank_id,
+            "query": query,
+            "lexemes": list(weights),
+            "weights": [float(count) for count in weights.values()],
+            "limit": limit,
+        }
+        archived = sql.SQL("") if where.include_archived else sql.SQL("AND archived_at IS NULL ")
+        conditions = _turn_conditions("t", where, params)
+        factor = _decay_factor(sql.Identifier("t", "occurred_at"), decay, params)
         statement = sql.SQL(
             "WITH q AS (SELECT * FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS q(lexeme, qtf)), "
             "matched AS (SELECT id, search_terms, term_count FROM {turns} "
-            "  WHERE bank_id = %(bank_id)s AND archived_at IS NULL AND search_terms @@ %(query)s::tsquery), "
+            "  WHERE bank_id = %(bank_id)s {archived}AND search_terms @@ %(query)s::tsquery), "
             "hits AS (SELECT m.id, q.lexeme, q.qtf, cardinality(u.positions) AS tf, m.term_count "
             "  FROM matched m CROSS JOIN LATERAL unnest(m.search_terms) AS u JOIN q ON q.lexeme = u.lexeme), "
             "df AS (SELECT lexeme, count(*) AS df FROM hits GROUP BY lexeme), "
             "stats AS (SELECT count(*) AS n, greatest(avg(term_count), 1) AS avgdl FROM {turns} "
             "  WHERE bank_id = %(bank_id)s AND archived_at IS NULL), "
-            "scored AS (SELECT h.id, sum(h.qtf * ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) "
+            "scored AS (SELECT h.id, sum(h.qtf * ln(1 + (greatest(s.n, d.df) - d.df + 0.5) / (d.df + 0.5)) "
             "  * h.tf * ({k1} + 1) / (h.tf + {k1} * (1 - {b} + {b} * h.term_count / s.avgdl))) AS score "
             "  FROM hits h JOIN df d USING (lexeme) CROSS JOIN stats s GROUP BY h.id) "
-            "SELECT {columns}, scored.score FROM scored JOIN {turns} t "
-            "  ON t.bank_id = %(bank_id)s AND t.id = scored.id {where} "
-            "ORDER BY scored.score DESC, t.occurred_at DESC, t.id LIMIT %(limit)s"
+            "SELECT {columns}, scored.score * {factor} AS score FROM scored JOIN {turns} t "
+            "  ON t.bank_id = %(bank_id)s AND t.id = scored.id WHERE {where} "
+            "ORDER BY score DESC, t.occurred_at DESC, t.id LIMIT %(limit)s"
         ).format(
             columns=_TURN_COLUMNS_OF_T,
             turns=self._turns,
+            archived=archived,
             k1=sql.Literal(BM25_K1),
             b=sql.Literal(BM25_B),
-            where=sql.SQL("AND ") + sql.SQL(" AND ").join(window) if window else sql.SQL(""),
+            factor=factor,
+            where=_and(conditions),
         )
-        params = {
-            "bank_id": bank_id,
-            "query": query,
-            "lexemes": list(weights),
-            "weights": [float(count) for count in weights.values()],
-            "start": time_range.start,
-            "end": time_range.end,
-            "limit": limit,
-        }
         async with self._connection() as conn:
             rows = await (await conn.execute(statement, params)).fetchall()
         return [ScoredTurn(_turn_from_row(row), float(row["score"])) for row in rows]
 
-    async def list_turns(self, bank_id: str, after: PageKey | None, limit: int) -> list[Turn]:
-        keyset = sql.SQL("AND (occurred_at, id) > (%(at)s, %(id)s) ") if after else sql.SQL("")
+    async def list_turns(
+        self, bank_id: str, where: TurnFilter, after: PageKey | None, newest_first: bool, limit: int
+    ) -> list[Turn]:
+        params: dict[str, Any] = {"bank_id": bank_id, "limit": limit}
+        conditions = [sql.SQL("t.bank_id = %(bank_id)s"), *_turn_conditions("t", where, params)]
+        if after is not None:
+            params["at"], params["after_id"] = after.occurred_at, after.id
+            op = "<" if newest_first else ">"
+            conditions.append(sql.SQL(f"(t.occurred_at, t.id) {op} (%(at)s, %(after_id)s)"))
+        order = sql.SQL("t.occurred_at DESC, t.id DESC" if newest_first else "t.occurred_at, t.id")
         statement = sql.SQL(
-            "SELECT {columns} FROM {turns} WHERE bank_id = %(bank_id)s AND archived_at IS NULL {keyset}"
-            "ORDER BY occurred_at, id LIMIT %(limit)s"
-        ).format(columns=_TURN_COLUMNS, turns=self._turns, keyset=keyset)
-        params = {
-            "bank_id": bank_id,
-            "limit": limit,
-            "at": after.occurred_at if after else None,
-            "id": after.id if after else None,
-        }
+            "SELECT {columns} FROM {turns} t WHERE {where} ORDER BY {order} LIMIT %(limit)s"
+        ).format(columns=_TURN_COLUMNS_OF_T, turns=self._turns, where=_and(conditions), order=order)
         async with self._connection() as conn:
             rows = await (await conn.execute(statement, params)).fetchall()
         return [_turn_from_row(row) for row in rows]
 
-    async def write_episode(self, bank_id: str, episode: Episode) -> Episode:
-        meta = episode.meta
+    async def get_turn(self, bank_id: str, turn_id: str) -> Turn:
+        statement = sql.SQL("SELECT {columns} FROM {turns} WHERE bank_id = %s AND id = %s").format(
+            columns=_TURN_COLUMNS, turns=self._turns
+        )
+        async with self._connection() as conn:
+            row = await (await conn.execute(statement, (bank_id, turn_id))).fetchone()
+        if row is None:
+            raise NotFound(f"turn {turn_id!r} is not in bank {bank_id!r}")
+        return _turn_from_row(row)
+
+    async def update_turn(self, bank_id: str, old_id: str, new: Turn) -> Turn:
+        lock = sql.SQL("SELECT archived_at FROM {turns} WHERE bank_id = %s AND id = %s FOR UPDATE").format(
+            turns=self._turns
+        )
+        insert = sql.SQL(
+            "INSERT INTO {turns} (bank_id, id, session_id, role, speaker, text, source, trust, occurred_at, "
+            "tags, importance, source_turn_ids, schema_version, search_terms, term_count, analyzer) "
+            "VALUES (%(bank_id)s, %(id)s, %(session_id)s, %(role)s, %(speaker)s, %(text)s, %(source)s, "
+            "%(trust)s, coalesce(%(occurred_at)s::timestamptz, now()), %(tags)s, %(importance)s, "
+            "%(source_turn_ids)s, %(schema_version)s, %(search_terms)s::tsvector, %(term_count)s, "
+            "%(analyzer)s) RETURNING {columns}"
+        ).format(turns=self._turns, columns=_TURN_COLUMNS)
+        supersede = sql.SQL(
+            "UPDATE {turns} SET archived_at = now(), superseded_by = %s WHERE bank_id = %s AND id = %s"
+        ).format(turns=self._turns)
+        async with self._connection() as conn, conn.transaction():
+            old = await (await conn.execute(lock, (bank_id, old_id))).fetchone()
+            if old is None:
+                raise NotFound(f"turn {old_id!r} is not in bank {bank_id!r}")
+            if old["archived_at"] is not None:
+                raise FailedPrecondition(
+                    f"turn {old_id!r} is archived (forgotten or superseded); restore it first"
+                )
+            row = await (await conn.execute(insert, _turn_params(bank_id, new))).fetchone()
+            await conn.execute(supersede, (new.id, bank_id, old_id))
+            await self._sync_turns(conn, bank_id, [old_id, new.id])
+        if row is None:
+            raise RuntimeError(f"turn {new.id!r} was not inserted")
+        return _turn_from_row(row)
+
+    async def restore_turns(self, bank_id: str, turn_ids: Sequence[str]) -> int:
+        statement = sql.SQL(
+            "UPDATE {turns} SET archived_at = NULL, superseded_by = NULL "
+            "WHERE bank_id = %s AND id = ANY(%s) AND archived_at IS NOT NULL RETURNING id"
+        ).format(turns=self._turns)
+        async with self._connection() as conn, conn.transaction():
+            rows = await (await conn.execute(statement, (bank_id, list(turn_ids)))).fetchall()
+            restored = [row["id"] for row in rows]
+            await self._sync_turns(conn, bank_id, restored)
+        return len(restored)
+
+    async def forget_turns(self, bank_id: str, turn_ids: Sequence[str], where: TurnFilter | None) -> int:
+        params: dict[str, Any] = {"bank_id": bank_id, "ids": list(turn_ids)}
+        chosen: list[sql.Composable] = [sql.SQL("t.id = ANY(%(ids)s)")]
+        if where is not None:
+            chosen.append(sql.SQL("({})").format(_and(_turn_conditions("t", where, params))))
+        statement = sql.SQL(
+            "UPDATE {turns} t SET archived_at = now() WHERE t.bank_id = %(bank_id)s "
+            "AND t.archived_at IS NULL AND ({chosen}) RETURNING t.id"
+        ).format(turns=self._turns, chosen=sql.SQL(" OR ").join(chosen))
+        async with self._connection() as conn, conn.transaction():
+            rows = await (await conn.execute(statement, params)).fetchall()
+            forgotten = [row["id"] for row in rows]
+            if forgotten:
+                await self._sync_turns(conn, bank_id, forgotten)
+                await self._enqueue(conn, bank_id, [(WORKING, DELETE, "", "", {"ids": forgotten})])
+        return len(forgotten)
+
+    async def purge(self, bank_id: str, scope: PurgeScope) -> PurgeResult:
+        """Turns, the episodes made from them (or named), their access statistics and their pending
+        outbox entries all go in one transaction, which also queues the deletes for the other layers."""
+        params: dict[str, Any] = {"bank_id": bank_id, "ids": list(scope.ids), "session_id": scope.session_id}
+        if scope.whole_bank:
+            turn_where = episode_where = sql.SQL("bank_id = %(bank_id)s")
+        elif scope.session_id:
+            turn_where = sql.SQL("bank_id = %(bank_id)s AND session_id = %(session_id)s")
+            episode_where = sql.SQL(
+                "bank_id = %(bank_id)s AND (session_id = %(session_id)s "
+                "OR source_turn_ids && %(turn_ids)s::text[])"
+            )
+        else:
+            turn_where = sql.SQL("bank_id = %(bank_id)s AND id = ANY(%(ids)s)")
+            episode_where = sql.SQL(
+                "bank_id = %(bank_id)s AND (id = ANY(%(ids)s) OR source_turn_ids && %(turn_ids)s::text[])"
+            )
+        async with self._connection() as conn, conn.transaction():
+            rows = await (
+                await conn.execute(
+                    sql.SQL("DELETE FROM {turns} WHERE {where} RETURNING id").format(
+                        turns=self._turns, where=turn_where
+                    ),
+                    params,
+                )
+            ).fetchall()
+            turn_ids = [row["id"] for row in rows]
+            params["turn_ids"] = turn_ids
+            rows = await (
+                await conn.execute(
+                    sql.SQL("DELETE FROM {episodes} WHERE {where} RETURNING id").format(
+                        episodes=self._episodes, where=episode_where
+                    ),
+                    params,
+                )
+            ).fetchall()
+            episode_ids = [row["id"] for row in rows]
+            gone = [*turn_ids, *episode_ids]
+            if scope.whole_bank:
+                for table in (self._outbox, self._access, self._sessions, self._delivered, self._banks):
+                    await conn.execute(sql.SQL("DELETE FROM {} WHERE bank_id = %s").format(table), (bank_id,))
+            else:
+                # Pending work about the purged records would index them again, or hold their content.
+                await conn.execute(
+                    sql.SQL("DELETE FROM {outbox} WHERE bank_id = %s AND record_id = ANY(%s)").format(
+                        outbox=self._outbox
+                    ),
+                    (bank_id, gone),
+                )
+                await conn.execute(
+                    sql.SQL("DELETE FROM {access} WHERE bank_id = %s AND id = ANY(%s)").format(
+                        access=self._access
+                    ),
+                    (bank_id, gone),
+                )
+                if scope.session_id:
+                    await conn.execute(
+                        sql.SQL("DELETE FROM {sessions} WHERE bank_id = %s AND session_id = %s").format(
+                            sessions=self._sessions
+                        ),
+                        (bank_id, scope.session_id),
+                    )
+            queued: list[int] = []
+            if gone or scope.session_id or scope.whole_bank:
+                payload = {
+                    "ids": [] if scope.whole_bank else gone,
+                    "session_id": scope.session_id,
+                    "whole_bank": scope.whole_bank,
+                }
+                queued = await self._enqueue(
+                    conn,
+                    bank_id,
+                    [(target, DELETE, "", "", payload) for target in (SEMANTIC, WORKING, REFLECT)],
+                )
+        log.info(
+            "purged",
+            extra={
+                "bank_id": bank_id,
+                "turns": len(turn_ids),
+                "episodes": len(episode_ids),
+                "outbox": len(queued),
+            },
+        )
+        return PurgeResult(len(turn_ids), len(episode_ids), len(queued))
+
+    # ----- episodes ------------------------------------------------------------------------------------
+    async def _insert_episode(
+        self,
+        conn: AsyncConnection[DictRow],
+        bank_id: str,
+        episode: Episode,
+        method: str,
+        span: tuple[datetime | None, datetime | None],
+    ) -> DictRow | None:
         insert = sql.SQL(
             "INSERT INTO {episodes} (bank_id, id, session_id, situation, action, outcome, lesson, task_type, "
             "tools, result, source, trust, tags, importance, source_turn_ids, occurred_at, schema_version, "
-            "search_terms) VALUES (%(bank_id)s, %(id)s, %(session_id)s, %(situation)s, %(action)s, "
-            "%(outcome)s, %(lesson)s, %(task_type)s, %(tools)s, %(result)s, %(source)s, %(trust)s, %(tags)s, "
-            "%(importance)s, %(source_turn_ids)s, coalesce(%(occurred_at)s::timestamptz, now()), "
-            "%(schema_version)s, %(search_terms)s::tsvector) "
+            "search_terms, started_at, ended_at, method, dedup_key) VALUES (%(bank_id)s, %(id)s, "
+            "%(session_id)s, %(situation)s, %(action)s, %(outcome)s, %(lesson)s, %(task_type)s, %(tools)s, "
+            "%(result)s, %(source)s, %(trust)s, %(tags)s, %(importance)s, %(source_turn_ids)s, "
+            "coalesce(%(occurred_at)s::timestamptz, now()), %(schema_version)s, %(search_terms)s::tsvector, "
+            "%(started_at)s, %(ended_at)s, %(method)s, %(dedup_key)s) "
             "ON CONFLICT (bank_id, id) DO NOTHING RETURNING {columns}"
         ).format(episodes=self._episodes, columns=_EPISODE_COLUMNS)
+        params = {
+            **_episode_params(bank_id, episode),
+            "started_at": span[0],
+            "ended_at": span[1],
+            "method": method,
+            "dedup_key": dedup_key(episode),
+        }
+        row = await (await conn.execute(insert, params)).fetchone()
+        if row is not None:
+            await conn.execute(
+                sql.SQL("INSERT INTO {banks} (bank_id) VALUES (%s) ON CONFLICT DO NOTHING").format(
+                    banks=self._banks
+                ),
+                (bank_id,),
+            )
+            await self._enqueue(conn, bank_id, [(SEMANTIC, SYNC, EPISODE, episode.id, {})])
+        return row
+
+    async def write_episode(self, bank_id: str, episode: Episode, method: str = "written") -> Episode:
         select = sql.SQL("SELECT {columns} FROM {episodes} WHERE bank_id = %s AND id = %s").format(
             columns=_EPISODE_COLUMNS, episodes=self._episodes
         )
-        params = {
-            "bank_id": bank_id,
-            "id": episode.id,
-            "session_id": episode.session_id,
-            "situation": episode.situation,
-            "action": episode.action,
-            "outcome": episode.outcome,
-            "lesson": episode.lesson,
-            "task_type": episode.task_type,
-            "tools": list(episode.tools),
-            "result": episode.result.value,
-            **meta.to_fields(),
-            "occurred_at": meta.time,
-            "search_terms": tsvector_literal(episode.text_parts()),
-        }
         async with self._connection() as conn, conn.transaction():
-            row = await (await conn.execute(insert, params)).fetchone()
+            span = (episode.meta.time, episode.meta.time)
+            row = await self._insert_episode(conn, bank_id, episode, method, span)
             if row is None:  # the id is already stored: writing it again is a no-op
                 row = await (await conn.execute(select, (bank_id, episode.id))).fetchone()
         if row is None:
@@ -370,7 +967,7 @@ class PostgresEpisodicStore:
     async def list_episodes(
         self, bank_id: str, session_id: str, before: PageKey | None, limit: int
     ) -> list[Episode]:
-        conditions = [sql.SQL("bank_id = %(bank_id)s")]
+        conditions = [sql.SQL("bank_id = %(bank_id)s"), sql.SQL("archived_at IS NULL")]
         if session_id:
             conditions.append(sql.SQL("session_id = %(session_id)s"))
         if before is not None:
@@ -390,17 +987,351 @@ class PostgresEpisodicStore:
             rows = await (await conn.execute(statement, params)).fetchall()
         return [_episode_from_row(row) for row in rows]
 
-    async def forget_turns(self, bank_id: str, turn_ids: Sequence[str], hard: bool) -> int:
-        if hard:
-            statement = sql.SQL("DELETE FROM {turns} WHERE bank_id = %s AND id = ANY(%s)")
-        else:
-            statement = sql.SQL(
-                "UPDATE {turns} SET archived_at = now() "
-                "WHERE bank_id = %s AND id = ANY(%s) AND archived_at IS NULL"
+    async def search_episodes(
+        self, bank_id: str, lexemes: Sequence[str], where: EpisodeFilter, decay: Decay, limit: int
+    ) -> list[ScoredEpisode]:
+        """The filters (task type and tools first: they are indexed) narrow the candidates, which are then
+        ranked by ``ts_rank`` (normalised by length) times the time decay."""
+        params: dict[str, Any] = {"bank_id": bank_id, "limit": limit}
+        conditions = [sql.SQL("e.bank_id = %(bank_id)s"), *_episode_conditions("e", where, params)]
+        factor = _decay_factor(sql.Identifier("e", "occurred_at"), decay, params)
+        query = tsquery_literal(lexemes)
+        if lexemes and query is None:
+            return []
+        if query is not None:
+            params["query"] = query
+            conditions.append(sql.SQL("e.search_terms @@ %(query)s::tsquery"))
+            rank: sql.Composable = sql.SQL("ts_rank(e.search_terms, %(query)s::tsquery, 1) * {}").format(
+                factor
             )
+        else:
+            rank = factor
+        statement = sql.SQL(
+            "SELECT {columns}, {rank} AS score FROM {episodes} e WHERE {where} "
+            "ORDER BY score DESC, e.occurred_at DESC, e.id LIMIT %(limit)s"
+        ).format(columns=_EPISODE_COLUMNS_OF_E, rank=rank, episodes=self._episodes, where=_and(conditions))
         async with self._connection() as conn:
-            cursor = await conn.execute(statement.format(turns=self._turns), (bank_id, list(turn_ids)))
-        return max(cursor.rowcount, 0)
+            rows = await (await conn.execute(statement, params)).fetchall()
+        return [ScoredEpisode(_episode_from_row(row), float(row["score"])) for row in rows]
+
+    # ----- segmentation --------------------------------------------------------------------------------
+    async def unsegmented_turns(self, bank_id: str, session_id: str, limit: int) -> list[Turn]:
+        statement = sql.SQL(
+            "SELECT {columns} FROM {turns} t LEFT JOIN {sessions} s "
+            "  ON s.bank_id = t.bank_id AND s.session_id = t.session_id "
+            "WHERE t.bank_id = %(bank_id)s AND t.session_id = %(session_id)s AND t.archived_at IS NULL "
+            "  AND (s.segmented_at IS NULL OR (t.occurred_at, t.id) > (s.segmented_at, s.segmented_id)) "
+            "ORDER BY t.occurred_at, t.id LIMIT %(limit)s"
+        ).format(columns=_TURN_COLUMNS_OF_T, turns=self._turns, sessions=self._sessions)
+        async with self._connection() as conn:
+            rows = await (
+                await conn.execute(statement, {"bank_id": bank_id, "session_id": session_id, "limit": limit})
+            ).fetchall()
+        return [_turn_from_row(row) for row in rows]
+
+    async def save_segments(
+        self, bank_id: str, session_id: str, write: SegmentWrite, overlap: float
+    ) -> list[Episode]:
+        """Under a per-session lock, so two calls never make the same episode twice. Each episode first
+        looks for a stored one it repeats (same key, or its situation and action overlap at least
+        ``overlap``): found, the stored one absorbs it (provenance, tags and tools united, the time span
+        widened, counted once more); otherwise it is inserted."""
+        lock = sql.SQL("SELECT pg_advisory_xact_lock(hashtext(%s))")
+        mark = sql.SQL(
+            "INSERT INTO {sessions} AS s (bank_id, session_id, first_at, last_at, segmented_at, "
+            "segmented_id) "
+            "VALUES (%(bank_id)s, %(session_id)s, %(at)s, %(at)s, %(at)s, %(id)s) "
+            "ON CONFLICT (bank_id, session_id) DO UPDATE SET segmented_at = excluded.segmented_at, "
+            "segmented_id = excluded.segmented_id "
+            "WHERE s.segmented_at IS NULL "
+            "OR (s.segmented_at, s.segmented_id) < (excluded.segmented_at, excluded.segmented_id) "
+            "RETURNING 1"
+        ).format(sessions=self._sessions)
+        saved: list[Episode] = []
+        async with self._connection() as conn, conn.transaction():
+            await conn.execute(lock, (f"hindsight.episodic.segment.{bank_id}\x1f{session_id}",))
+            watermark = {
+                "bank_id": bank_id,
+                "session_id": session_id,
+                "at": write.through.occurred_at,
+                "id": write.through.id,
+            }
+            moved = await (await conn.execute(mark, watermark)).fetchone()
+            if moved is None:
+                return []  # another call segmented these turns already
+            for episode in write.episodes:
+                saved.append(await self._merge_or_insert(conn, bank_id, episode, write.method, overlap))
+        return saved
+
+    async def _merge_or_insert(
+        self, conn: AsyncConnection[DictRow], bank_id: str, episode: Episode, method: str, overlap: float
+    ) -> Episode:
+        key = dedup_key(episode)
+        terms = dedup_terms(episode)
+        query = tsquery_literal(sorted(terms))
+        candidates = sql.SQL(
+            "SELECT {columns}, dedup_key FROM {episodes} WHERE bank_id = %(bank_id)s AND archived_at IS NULL "
+            "AND (dedup_key = %(key)s OR (%(query)s::tsquery IS NOT NULL AND search_terms @@ "
+            "%(query)s::tsquery)) "
+            "ORDER BY (dedup_key = %(key)s) DESC, occurred_at DESC LIMIT 20 FOR UPDATE"
+        ).format(columns=_EPISODE_COLUMNS, episodes=self._episodes)
+        rows = await (
+            await conn.execute(candidates, {"bank_id": bank_id, "key": key, "query": query})
+        ).fetchall()
+        for row in rows:
+            stored = _episode_from_row(row)
+            if row["dedup_key"] == key or jaccard(terms, dedup_terms(stored)) >= overlap:
+                return await self._absorb(conn, bank_id, stored, episode)
+        span = (episode.meta.time, episode.meta.time)
+        inserted = await self._insert_episode(conn, bank_id, episode, method, span)
+        if inserted is None:  # the same segment was stored before (its id derives from its first turn)
+            select = sql.SQL("SELECT {columns} FROM {episodes} WHERE bank_id = %s AND id = %s").format(
+                columns=_EPISODE_COLUMNS, episodes=self._episodes
+            )
+            inserted = await (await conn.execute(select, (bank_id, episode.id))).fetchone()
+            if inserted is None:
+                raise RuntimeError(f"episode {episode.id!r} neither inserted nor found")
+        return _episode_from_row(inserted)
+
+    async def _absorb(
+        self, conn: AsyncConnection[DictRow], bank_id: str, stored: Episode, new: Episode
+    ) -> Episode:
+        merged_turns = tuple(dict.fromkeys((*stored.meta.source_turn_ids, *new.meta.source_turn_ids)))
+        times = [t for t in (stored.meta.time, new.meta.time) if t is not None]
+        merged = Episode(
+            id=stored.id,
+            session_id=stored.session_id,
+            situation=stored.situation,
+            action=stored.action,
+            outcome=new.outcome or stored.outcome,
+            lesson=new.lesson or stored.lesson,
+            task_type=stored.task_type or new.task_type,
+            tools=tuple(dict.fromkeys((*stored.tools, *new.tools))),
+            result=new.result if new.result is not Outcome.UNSPECIFIED else stored.result,
+            meta=RecordMeta(
+                source_turn_ids=merged_turns,
+                source=stored.meta.source,
+                trust=min(stored.meta.trust, new.meta.trust),
+                time=max(times) if times else None,
+                tags=tuple(dict.fromkeys((*stored.meta.tags, *new.meta.tags))),
+                importance=max(stored.meta.importance, new.meta.importance),
+                schema_version=stored.meta.schema_version,
+            ),
+            recorded_at=stored.recorded_at,
+        )
+        update = sql.SQL(
+            "UPDATE {episodes} SET outcome = %(outcome)s, lesson = %(lesson)s, task_type = %(task_type)s, "
+            "tools = %(tools)s, result = %(result)s, trust = %(trust)s, tags = %(tags)s, "
+            "importance = %(importance)s, source_turn_ids = %(source_turn_ids)s, "
+            "occurred_at = coalesce(%(occurred_at)s::timestamptz, occurred_at), "
+            "search_terms = %(search_terms)s::tsvector, "
+            "ended_at = greatest(ended_at, %(occurred_at)s::timestamptz), "
+            "merged_count = merged_count + 1 WHERE bank_id = %(bank_id)s AND id = %(id)s RETURNING {columns}"
+        ).format(episodes=self._episodes, columns=_EPISODE_COLUMNS)
+        row = await (await conn.execute(update, _episode_params(bank_id, merged))).fetchone()
+        if row is None:
+            raise RuntimeError(f"episode {stored.id!r} vanished while merging")
+        await self._enqueue(conn, bank_id, [(SEMANTIC, SYNC, EPISODE, stored.id, {})])
+        log.info(
+            "merged a repeated episode",
+            extra={"bank_id": bank_id, "episode_id": stored.id, "into_from": new.id},
+        )
+        return _episode_from_row(row)
+
+    # ----- access statistics ---------------------------------------------------------------------------
+    async def add_access(self, hits: Sequence[AccessHit], gain: float, decay_per_day: float) -> None:
+        """Freshness is kept as (value, as of): a hit first decays the value to the hit time, then adds
+        ``gain`` (capped at 1). A first hit starts from ``gain``."""
+        if not hits:
+            return
+        statement = sql.SQL(
+            "INSERT INTO {access} AS a (bank_id, layer, id, hit_count, last_hit, freshness, freshness_at) "
+            "SELECT u.bank_id, u.layer, u.id, u.hits, u.last_hit, least(1.0, %(gain)s * u.hits), u.last_hit "
+            "FROM unnest(%(banks)s::text[], %(layers)s::text[], %(ids)s::text[], %(hits)s::bigint[], "
+            "%(times)s::timestamptz[]) AS u(bank_id, layer, id, hits, last_hit) "
+            "ON CONFLICT (bank_id, layer, id) DO UPDATE SET hit_count = a.hit_count + excluded.hit_count, "
+            "last_hit = greatest(a.last_hit, excluded.last_hit), "
+            "freshness = least(1.0, greatest(0.0, a.freshness - %(decay)s * greatest(0.0, "
+            "  extract(epoch FROM (excluded.last_hit - a.freshness_at)) / 86400.0)) "
+            "  + %(gain)s * excluded.hit_count), "
+            "freshness_at = greatest(a.freshness_at, excluded.last_hit)"
+        ).format(access=self._access)
+        ordered = sorted(
+            hits, key=lambda hit: (hit.bank_id, hit.layer, hit.id)
+        )  # one lock order: no deadlocks
+        params = {
+            "gain": gain,
+            "decay": decay_per_day,
+            "banks": [hit.bank_id for hit in ordered],
+            "layers": [hit.layer for hit in ordered],
+            "ids": [hit.id for hit in ordered],
+            "hits": [hit.hits for hit in ordered],
+            "times": [hit.last_hit for hit in ordered],
+        }
+        async with self._connection() as conn:
+            await conn.execute(statement, params)
+
+    async def access_stats(self, bank_id: str, ids: Sequence[str]) -> list[StoredAccess]:
+        statement = sql.SQL(
+            "SELECT id, layer, hit_count, last_hit, freshness, freshness_at FROM {access} "
+            "WHERE bank_id = %s AND id = ANY(%s) ORDER BY id, layer"
+        ).format(access=self._access)
+        async with self._connection() as conn:
+            rows = await (await conn.execute(statement, (bank_id, list(ids)))).fetchall()
+        return [
+            StoredAccess(
+                row["id"],
+                row["layer"],
+                int(row["hit_count"]),
+                row["last_hit"],
+                float(row["freshness"]),
+                row["freshness_at"],
+            )
+            for row in rows
+        ]
+
+    # ----- outbox delivery -----------------------------------------------------------------------------
+    async def claim_due(self, now: datetime, lease_until: datetime, limit: int) -> list[OutboxEntry]:
+        """An entry is due when its time has come and no older entry of its bank and target waits (claimed
+        or backing off): each bank's entries reach each target in the order they were written. Claims are
+        serialised by an advisory lock (they are short), so two replicas never split one bank's queue."""
+        statement = sql.SQL(
+            "WITH due AS (SELECT o.id FROM {outbox} o WHERE o.next_attempt_at <= %(now)s "
+            "  AND NOT EXISTS (SELECT 1 FROM {outbox} e WHERE e.bank_id = o.bank_id AND e.target = o.target "
+            "    AND e.id < o.id AND e.next_attempt_at > %(now)s) "
+            "  ORDER BY o.id LIMIT %(limit)s FOR UPDATE SKIP LOCKED) "
+            "UPDATE {outbox} o SET next_attempt_at = %(lease)s FROM due WHERE o.id = due.id RETURNING o.*"
+        ).format(outbox=self._outbox)
+        async with self._connection() as conn, conn.transaction():
+            await conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"hindsight.outbox.{self._schema}",)
+            )
+            rows = await (
+                await conn.execute(statement, {"now": now, "lease": lease_until, "limit": limit})
+            ).fetchall()
+        return sorted((_entry_from_row(row) for row in rows), key=lambda entry: entry.id)
+
+    async def waiting_before(self, entries: Sequence[OutboxEntry]) -> bool:
+        """Whether older work of the same bank and target waits that these must not overtake: a delete, a
+        failing entry, or a sync of one of the same records. (Another request's first sync of other records
+        is no reason to wait: a sync sends the state of its record at delivery, whatever the order.)"""
+        if not entries:
+            return False
+        statement = sql.SQL(
+            "SELECT 1 FROM {outbox} e "
+            "JOIN unnest(%(banks)s::text[], %(targets)s::text[], %(firsts)s::bigint[]) AS g(bank_id, "
+            "target, id) "
+            "ON e.bank_id = g.bank_id AND e.target = g.target AND e.id < g.id "
+            "WHERE e.operation <> %(sync)s OR e.attempts > 0 OR e.record_id = ANY(%(records)s) LIMIT 1"
+        ).format(outbox=self._outbox)
+        firsts: dict[tuple[str, str], int] = {}
+        for entry in sorted(entries, key=lambda item: item.id):
+            firsts.setdefault((entry.bank_id, entry.target), entry.id)
+        params = {
+            "banks": [key[0] for key in firsts],
+            "targets": [key[1] for key in firsts],
+            "firsts": list(firsts.values()),
+            "sync": SYNC,
+            "records": [entry.record_id for entry in entries if entry.record_id],
+        }
+        async with self._connection() as conn:
+            return await (await conn.execute(statement, params)).fetchone() is not None
+
+    async def release(self, entries: Sequence[OutboxEntry], at: datetime) -> None:
+        """Hand claimed entries back to the background deliverer, due at ``at`` (attempts unchanged)."""
+        if not entries:
+            return
+        statement = sql.SQL("UPDATE {outbox} SET next_attempt_at = %s WHERE id = ANY(%s)").format(
+            outbox=self._outbox
+        )
+        async with self._connection() as conn:
+            await conn.execute(statement, (at, [entry.id for entry in entries]))
+
+    async def claimed(self, ids: Sequence[int]) -> list[OutboxEntry]:
+        statement = sql.SQL("SELECT * FROM {outbox} WHERE id = ANY(%s) ORDER BY id").format(
+            outbox=self._outbox
+        )
+        async with self._connection() as conn:
+            rows = await (await conn.execute(statement, (list(ids),))).fetchall()
+        return [_entry_from_row(row) for row in rows]
+
+    async def sync_state(
+        self, bank_id: str, turn_ids: Sequence[str], episode_ids: Sequence[str]
+    ) -> SyncState:
+        turns: dict[str, Turn] = {}
+        episodes: dict[str, Episode] = {}
+        async with self._connection() as conn:
+            if turn_ids:
+                statement = sql.SQL(
+                    "SELECT {columns} FROM {turns} WHERE bank_id = %s AND id = ANY(%s) AND archived_at IS "
+                    "NULL"
+                ).format(columns=_TURN_COLUMNS, turns=self._turns)
+                for row in await (await conn.execute(statement, (bank_id, list(turn_ids)))).fetchall():
+                    turns[row["id"]] = _turn_from_row(row)
+            if episode_ids:
+                statement = sql.SQL(
+                    "SELECT {columns} FROM {episodes} WHERE bank_id = %s AND id = ANY(%s) AND archived_at "
+                    "IS NULL"
+                ).format(columns=_EPISODE_COLUMNS, episodes=self._episodes)
+                for row in await (await conn.execute(statement, (bank_id, list(episode_ids)))).fetchall():
+                    episodes[row["id"]] = _episode_from_row(row)
+        return SyncState(turns, episodes)
+
+    async def delivered(self, entries: Sequence[OutboxEntry]) -> None:
+        if not entries:
+            return
+        delete = sql.SQL("DELETE FROM {outbox} WHERE id = ANY(%s) RETURNING id").format(outbox=self._outbox)
+        count = sql.SQL(
+            "INSERT INTO {delivered} AS d (bank_id, target, count) "
+            "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[]) "
+            "ON CONFLICT (bank_id, target) DO UPDATE SET count = d.count + excluded.count"
+        ).format(delivered=self._delivered)
+        async with self._connection() as conn, conn.transaction():
+            rows = await (await conn.execute(delete, ([entry.id for entry in entries],))).fetchall()
+            # Count only what this call removed (a purge may have deleted an entry meanwhile), and not the
+            # deletes of a whole bank: the bank is gone, its counts with it.
+            removed = {int(row["id"]) for row in rows}
+            counts = Counter(
+                (entry.bank_id, entry.target)
+                for entry in entries
+                if entry.id in removed and not entry.payload.get("whole_bank")
+            )
+            if counts:
+                keys = sorted(counts)
+                await conn.execute(
+                    count, ([k[0] for k in keys], [k[1] for k in keys], [counts[k] for k in keys])
+                )
+
+    async def failed(self, entries: Sequence[OutboxEntry], error: str, retry_at: Sequence[datetime]) -> None:
+        if not entries:
+            return
+        statement = sql.SQL(
+            "UPDATE {outbox} o SET attempts = o.attempts + 1, last_error = %s, next_attempt_at = u.at "
+            "FROM unnest(%s::bigint[], %s::timestamptz[]) AS u(id, at) WHERE o.id = u.id"
+        ).format(outbox=self._outbox)
+        async with self._connection() as conn:
+            await conn.execute(statement, (error[:2000], [entry.id for entry in entries], list(retry_at)))
+
+    async def next_due(self) -> datetime | None:
+        statement = sql.SQL("SELECT min(next_attempt_at) AS at FROM {outbox}").format(outbox=self._outbox)
+        async with self._connection() as conn:
+            row = await (await conn.execute(statement)).fetchone()
+        return None if row is None else row["at"]
+
+    async def outbox_counts(self, bank_id: str) -> OutboxCounts:
+        where = sql.SQL("WHERE bank_id = %(bank_id)s") if bank_id else sql.SQL("")
+        pending = sql.SQL("SELECT target, count(*) AS n FROM {outbox} {where} GROUP BY target").format(
+            outbox=self._outbox, where=where
+        )
+        delivered = sql.SQL("SELECT target, sum(count) AS n FROM {delivered} {where} GROUP BY target").format(
+            delivered=self._delivered, where=where
+        )
+        async with self._connection() as conn:
+            waiting = await (await conn.execute(pending, {"bank_id": bank_id})).fetchall()
+            done = await (await conn.execute(delivered, {"bank_id": bank_id})).fetchall()
+        return OutboxCounts(
+            {row["target"]: int(row["n"]) for row in waiting}, {row["target"]: int(row["n"]) for row in done}
+        )
 
     async def ping(self) -> bool:
         try:
@@ -413,3 +1344,13 @@ class PostgresEpisodicStore:
 
     async def close(self) -> None:
         await self._pool.close()
+
+
+def retry_times(
+    entries: Sequence[OutboxEntry], now: datetime, base: float, cap: float, jitter: Sequence[float]
+) -> list[datetime]:
+    """When each failed entry is tried again: ``base * 2 ** attempts`` seconds (capped), times a jitter."""
+    return [
+        now + timedelta(seconds=min(cap, base * 2 ** min(entry.attempts, 30)) * factor)
+        for entry, factor in zip(entries, jitter, strict=True)
+    ]

@@ -1,8 +1,9 @@
-"""The inference engine: loaded models and rerankers, one micro-batcher per model, one worker thread.
+"""The inference engine: loaded models and rerankers, one micro-batcher per model, a bounded pool.
 
-Everything blocking (reading and hashing model files, building graphs, running them) happens on one
-worker thread, so the event loop only ever queues texts and hands back vectors; one thread also means
-one graph run at a time, each using the ONNX threads the settings give it.
+Everything blocking (reading and hashing model files, building graphs, running them) happens on the
+worker threads (``HINDSIGHT_ONNX_RUNS`` of them, one by default), so the event loop only ever queues
+texts and hands back vectors; at most that many graph runs proceed at once, each using the ONNX
+threads the settings give it.
 """
 
 from __future__ import annotations
@@ -179,7 +180,7 @@ class InferenceEngine:
 @contextlib.asynccontextmanager
 async def open_engine(settings: InferenceSettings) -> AsyncIterator[InferenceEngine]:
     """Load, hash and warm up every model on the worker thread; stop the batchers and the thread on exit."""
-    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inference")
+    executor = ThreadPoolExecutor(max_workers=settings.parallel_runs, thread_name_prefix="inference")
     batchers: dict[str, MicroBatcher] = {}
     try:
         loop = asyncio.get_running_loop()
@@ -191,6 +192,7 @@ async def open_engine(settings: InferenceSettings) -> AsyncIterator[InferenceEng
                 executor,
                 max_batch_size=settings.max_batch_size,
                 max_wait_ms=settings.max_batch_wait_ms,
+                runs=settings.parallel_runs,
             )
             batchers[name].start()
         engine = InferenceEngine(

@@ -7,6 +7,7 @@ import grpc
 from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
 from hindsight.inference.engine import InferenceEngine, Purpose
 from hindsight.runtime.errors import InvalidArgument
+from hindsight.runtime.vectors import PACKED_DTYPES, pack_vectors
 
 _PURPOSES = {
     inference_pb2.EMBED_PURPOSE_UNSPECIFIED: Purpose.NONE,
@@ -32,13 +33,20 @@ class InferenceServicer(inference_pb2_grpc.InferenceServiceServicer):
             raise InvalidArgument("texts", f"at most {self.max_texts} texts per request, got {len(texts)}")
         if request.purpose not in _PURPOSES:
             raise InvalidArgument("purpose", f"unknown purpose {request.purpose}")
+        packed = request.encoding != inference_pb2.VECTOR_ENCODING_UNSPECIFIED
+        if packed and request.encoding not in PACKED_DTYPES:
+            raise InvalidArgument("encoding", f"unknown vector encoding {request.encoding}")
         result = await self.engine.embed(texts, request.model, _PURPOSES[request.purpose])
-        return inference_pb2.EmbedResponse(
-            embeddings=[inference_pb2.Embedding(values=row.tolist()) for row in result.vectors],
-            model=result.model,
-            dimension=result.dimension,
-            truncated_indices=result.truncated,
+        reply = inference_pb2.EmbedResponse(
+            model=result.model, dimension=result.dimension, truncated_indices=result.truncated
         )
+        if packed:
+            reply.vectors = pack_vectors(result.vectors, request.encoding)
+            reply.encoding = request.encoding
+        else:
+            for row in result.vectors:
+                reply.embeddings.add(values=row.tolist())
+        return reply
 
     async def ModelInfo(
         self, request: inference_pb2.ModelInfoRequest, context: grpc.aio.ServicerContext

@@ -70,7 +70,13 @@ class InferenceSettings:
         "Cross-encoder rerankers as name=/dir pairs, comma-separated; each directory holds tokenizer.json "
         "and an ONNX model that maps (query, document) pairs to logits.",
     )
-    threads: int = env("HINDSIGHT_ONNX_THREADS", 2, "Intra-op threads ONNX Runtime may use per inference.")
+    threads: int = env("HINDSIGHT_ONNX_THREADS", 2, "Intra-op threads ONNX Runtime may use per graph run.")
+    parallel_runs: int = env(
+        "HINDSIGHT_ONNX_RUNS",
+        1,
+        "Graph runs that may proceed at once (one worker thread each); a batch that finds several free is "
+        "split between them. Cores used: about runs x threads.",
+    )
     max_batch_size: int = env("HINDSIGHT_EMBED_MAX_BATCH", 32, "Most texts embedded in one model run.")
     max_batch_wait_ms: float = env(
         "HINDSIGHT_EMBED_BATCH_WAIT_MS",
@@ -91,6 +97,7 @@ class InferenceSettings:
     def __post_init__(self) -> None:
         minimums = {
             "threads": 1,
+            "parallel_runs": 1,
             "max_batch_size": 1,
             "max_batch_wait_ms": 0,
             "max_texts": 1,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from hindsight.contracts.reflect.v1 import reflect_pb2
 from hindsight.runtime.records import RecordMeta, TimeRange
@@ -34,6 +35,8 @@ class Candidate:
     kind: str = "turn"
     session_id: str = ""
     """Its conversation, when the layer knows it: fusion lets one session's hits support each other."""
+    confidence: float = 1.0
+    """Belief in the record, 0 to 1 (lessons and facts carry one; turns are what was said)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class RecalledMemory:
     layers: tuple[LayerName, ...]
     speaker: str = ""
     kind: str = "turn"
+    confidence: float = 1.0
+    session_id: str = ""
 
     @property
     def layer(self) -> LayerName:
@@ -75,6 +80,42 @@ class RecallQuery:
     layers: tuple[LayerName, ...] = ALL_LAYERS
     time_range: TimeRange = field(default_factory=TimeRange)
     session_id: str = ""
+    min_score: float = 0.0
+    """Memories scoring below this (0 to 1, after rerank) are dropped."""
+    tags: tuple[str, ...] = ()
+    """Only memories carrying all of these tags."""
+    token_budget: int = 0
+    """Most tokens of the assembled context; 0 means the setting."""
+    order: str = ""
+    """Order of the assembled context (see :data:`CONTEXT_ORDERS`); empty means the setting."""
+    reference_time: datetime | None = None
+    """"Now" for the query's time expressions; None means the current time."""
+
+
+CONTEXT_ORDERS = ("score", "importance", "time_asc", "time_desc", "mix")
+"""How the assembled context orders the chosen memories within each layer's section."""
+
+
+@dataclass(frozen=True)
+class AssembledContext:
+    """The memories that fit a token budget, as prompt text under one marker per layer."""
+
+    text: str = ""
+    ids: tuple[str, ...] = ()
+    tokens: int = 0
+
+
+@dataclass(frozen=True)
+class QueryAnalysis:
+    """What query understanding read, and how the time expression was used."""
+
+    time_expression: str = ""
+    time_range: TimeRange = field(default_factory=TimeRange)
+    time_use: str = ""
+    """"filter", "boost" or "" (no expression, or an explicit range took precedence)."""
+    entities: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    rewrites: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,6 +124,9 @@ class RecallResult:
 
     memories: tuple[RecalledMemory, ...]
     outcomes: tuple[LayerOutcome, ...]
+    context: AssembledContext = field(default_factory=AssembledContext)
+    analysis: QueryAnalysis = field(default_factory=QueryAnalysis)
+    elapsed_ms: float = 0.0
 
     @property
     def partial(self) -> bool:
@@ -124,3 +168,14 @@ class CloseSessionResult:
     reflect_error: str = ""
     lessons: tuple[reflect_pb2.Lesson, ...] = ()
     episodes_read: int = 0
+
+
+@dataclass(frozen=True)
+class PurgeResult:
+    """What a purge deleted for good."""
+
+    turn_count: int
+    episode_count: int
+    unindexed_count: int
+    working_removed_count: int
+    lesson_count: int

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import hmac
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+
+import grpc
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2, episodic_pb2_grpc
@@ -20,27 +25,62 @@ from hindsight.contracts.inference.v1 import inference_pb2_grpc
 from hindsight.contracts.reflect.v1 import reflect_pb2, reflect_pb2_grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
 from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
+from hindsight.mcp_edge.context import assemble
 from hindsight.mcp_edge.domain import (
     Candidate,
     CloseSessionResult,
     ForgetResult,
     LayerName,
     LayerOutcome,
+    PurgeResult,
+    QueryAnalysis,
     RecalledMemory,
     RecallQuery,
     RecallResult,
     RetainResult,
 )
-from hindsight.mcp_edge.fusion import reciprocal_rank_fusion, score_fusion
+from hindsight.mcp_edge.fusion import (
+    adjust,
+    lessons_first,
+    merge_rewrites,
+    reciprocal_rank_fusion,
+    score_fusion,
+    tag_scores,
+)
+from hindsight.mcp_edge.query import QueryPlan, understand
 from hindsight.mcp_edge.rerank import HeadReranker
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.channels import LayerClient
-from hindsight.runtime.errors import InvalidArgument
-from hindsight.runtime.records import RecordMeta, Turn
+from hindsight.runtime.errors import InvalidArgument, PermissionDenied
+from hindsight.runtime.llm import LLMClient, LLMSettings, llm_from_settings
+from hindsight.runtime.records import RecordMeta, TimeRange, Turn, utcnow
+from hindsight.runtime.settings import load
 
 log = logging.getLogger(__name__)
 
 MAX_TURNS_PER_RETAIN = 1000
+GET_TURN_PAGES = 20
+"""How many pages of 500 recent turns :meth:`MemoryEngine.get_turn` reads at most."""
+MAX_FILTERED_TURNS = 10_000
+"""Most turns one forget-by-filter archives (a larger selection is refused by episodic memory's own limit)."""
+
+
+def _describe(exc: BaseException) -> str:
+    """A short reason for a log line or a layer report."""
+    if isinstance(exc, grpc.aio.AioRpcError):
+        return f"{exc.code().name}: {exc.details() or ''}".rstrip(": ")
+    return str(exc) or type(exc).__name__
+
+
+def _filters_something(turn_filter: episodic_pb2.TurnFilter) -> bool:
+    """Whether a filter narrows the bank at all (forgetting everything by filter is refused)."""
+    return bool(
+        turn_filter.session_id
+        or turn_filter.tags
+        or turn_filter.sources
+        or turn_filter.min_trust
+        or turn_filter.HasField("time_range")
+    )
 
 
 def _turn_candidate(hit: common_pb2.ScoredTurn, layer: LayerName) -> Candidate:
@@ -58,7 +98,10 @@ def _turn_candidate(hit: common_pb2.ScoredTurn, layer: LayerName) -> Candidate:
 
 def _record_candidate(hit: semantic_pb2.ScoredRecord) -> Candidate:
     record = hit.record
-    kind = semantic_pb2.RecordKind.Name(record.kind).removeprefix("RECORD_KIND_").lower()
+    try:
+        kind = semantic_pb2.RecordKind.Name(record.kind).removeprefix("RECORD_KIND_").lower()
+    except ValueError:  # a kind newer than these contracts: still a memory worth returning
+        kind = "record"
     return Candidate(
         id=record.id,
         layer=LayerName.SEMANTIC,
@@ -68,6 +111,7 @@ def _record_candidate(hit: semantic_pb2.ScoredRecord) -> Candidate:
         speaker=record.speaker,
         kind="turn" if kind == "unspecified" else kind,
         session_id=record.session_id,
+        confidence=record.confidence if record.confidence > 0 else 1.0,  # 0: the record states none
     )
 
 
@@ -81,6 +125,7 @@ def _lesson_candidate(hit: reflect_pb2.ScoredLesson) -> Candidate:
         layer_score=hit.score,
         meta=RecordMeta.from_pb(lesson.meta),
         kind="lesson",
+        confidence=lesson.confidence if lesson.confidence > 0 else 1.0,
     )
 
 
@@ -104,15 +149,46 @@ class MemoryEngine:
     """Retain, recall, reflect and forget across the layers, scoped to one bank per call."""
 
     def __init__(
-        self, clients: LayerClients, settings: EdgeSettings, reranker: HeadReranker | None = None
+        self,
+        clients: LayerClients,
+        settings: EdgeSettings,
+        reranker: HeadReranker | None = None,
+        llm: LLMClient | None = None,
     ) -> None:
         self.clients = clients
         self.settings = settings
         self.reranker = reranker
+        self.llm = llm
+        self._background: set[asyncio.Task[None]] = set()
+
+    async def retain_logged(self, bank_id: str, turns: Sequence[Turn], front: str) -> RetainResult:
+        """:meth:`retain`, with the log line every retain gets (bank, sizes, latency)."""
+        started = time.perf_counter()
+        result = await self.retain(bank_id, turns)
+        log.info(
+            "retain",
+            extra={
+                "bank": bank_id,
+                "front": front,
+                "turns": len(turns),
+                "chars": sum(len(t.text) for t in turns),
+                "duplicates": result.duplicate_count,
+                "indexed": result.indexed,
+                "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+            },
+        )
+        return result
 
     # ----- retain -------------------------------------------------------------------------------------
     async def retain(self, bank_id: str, turns: Sequence[Turn]) -> RetainResult:
-        """Store turns: episodic first (durable), then working memory and the semantic index."""
+        """Store turns: episodic first (durable, and indexed for meaning through its outbox), then working
+        memory.
+
+        Episodic memory commits the turns with their outbox entries and, asked with ``index_now``, hands
+        them to the semantic layer before answering; a semantic layer that is down or slow leaves them in
+        the outbox, which delivers them once it is back, so a retain never loses a write. ``indexed`` says
+        whether they were searchable by meaning when the call returned.
+        """
         if not turns:
             raise InvalidArgument("turns", "must not be empty")
         if len(turns) > MAX_TURNS_PER_RETAIN:
@@ -123,153 +199,286 @@ class MemoryEngine:
         timeout = self.settings.write_timeout
         pb_turns = [turn.to_pb() for turn in turns]
         recorded = await self.clients.episodic.call(
-            "RecordTurns", episodic_pb2.RecordTurnsRequest(bank_id=bank_id, turns=pb_turns), timeout
+            "RecordTurns",
+            episodic_pb2.RecordTurnsRequest(bank_id=bank_id, turns=pb_turns, index_now=True),
+            timeout,
         )
-        records = [
-            semantic_pb2.SemanticRecord(
-                id=t.id,
-                kind=semantic_pb2.RECORD_KIND_TURN,
-                text=t.text,
-                speaker=t.speaker,
-                session_id=t.session_id,
-                meta=t.meta,
-            )
-            for t in pb_turns
-        ]
-        outcomes: list[object] = await asyncio.gather(
-            self.clients.working.call(
+        try:
+            await self.clients.working.call(
                 "AppendTurns", working_pb2.AppendTurnsRequest(bank_id=bank_id, turns=pb_turns), timeout
-            ),
-            self.clients.semantic.call(
-                "Upsert", semantic_pb2.UpsertRequest(bank_id=bank_id, records=records), timeout
-            ),
-            return_exceptions=True,
-        )
-        working, semantic = outcomes
-        for name, outcome in (("working", working), ("semantic", semantic)):
-            if isinstance(outcome, BaseException):
-                # The turns are safe in episodic memory; a layer that missed them can be rebuilt from there.
-                log.warning(
-                    "layer write failed after the durable write",
-                    extra={"layer": name, "error": repr(outcome)},
-                )
+            )
+        except Exception as exc:
+            # The turns are safe in episodic memory; a session window that missed them is rebuilt from there.
+            log.warning(
+                "layer write failed after the durable write", extra={"layer": "working", "error": repr(exc)}
+            )
         return RetainResult(
             turn_ids=tuple(ids),
             duplicate_count=recorded.duplicate_count,
-            indexed=not isinstance(semantic, BaseException),
+            indexed=recorded.indexed,
         )
 
     # ----- recall -------------------------------------------------------------------------------------
-    async def _ask_working(self, q: RecallQuery, limit: int) -> list[Candidate]:
+    async def _ask_working(
+        self, q: RecallQuery, text: str, window: TimeRange, limit: int, timeout: float
+    ) -> list[Candidate]:
         reply = await self.clients.working.call(
             "SearchRecent",
             working_pb2.SearchRecentRequest(
-                bank_id=q.bank_id, query=q.query, session_id=q.session_id, limit=limit
+                bank_id=q.bank_id, query=text, session_id=q.session_id, limit=limit
             ),
+            timeout,
         )
-        return [_turn_candidate(hit, LayerName.WORKING) for hit in reply.hits]
+        # working memory has no time index: filter here
+        return [
+            c
+            for c in (_turn_candidate(hit, LayerName.WORKING) for hit in reply.hits)
+            if window.contains(c.meta.time)
+        ]
 
-    async def _ask_episodic(self, q: RecallQuery, limit: int) -> list[Candidate]:
+    async def _ask_episodic(
+        self, q: RecallQuery, text: str, window: TimeRange, limit: int, timeout: float
+    ) -> list[Candidate]:
         reply = await self.clients.episodic.call(
             "SearchTurns",
             episodic_pb2.SearchTurnsRequest(
-                bank_id=q.bank_id, query=q.query, limit=limit, time_range=q.time_range.to_pb()
+                bank_id=q.bank_id,
+                query=text,
+                limit=limit,
+                time_range=window.to_pb(),
+                filter=episodic_pb2.TurnFilter(tags=list(q.tags)),
             ),
+            timeout,
         )
         return [_turn_candidate(hit, LayerName.EPISODIC) for hit in reply.hits]
 
-    async def _ask_semantic(self, q: RecallQuery, limit: int) -> list[Candidate]:
+    async def _ask_semantic(
+        self, q: RecallQuery, text: str, window: TimeRange, limit: int, timeout: float
+    ) -> list[Candidate]:
         reply = await self.clients.semantic.call(
             "Search",
             semantic_pb2.SearchRequest(
-                bank_id=q.bank_id, query=q.query, limit=limit, time_range=q.time_range.to_pb()
+                bank_id=q.bank_id, query=text, limit=limit, time_range=window.to_pb(), tags=list(q.tags)
             ),
+            timeout,
         )
         return [_record_candidate(hit) for hit in reply.hits]
 
-    async def _ask_reflect(self, q: RecallQuery, limit: int) -> list[Candidate]:
+    async def _ask_reflect(
+        self, q: RecallQuery, text: str, window: TimeRange, limit: int, timeout: float
+    ) -> list[Candidate]:
         reply = await self.clients.reflect.call(
-            "SearchLessons", reflect_pb2.SearchLessonsRequest(bank_id=q.bank_id, query=q.query, limit=limit)
+            "SearchLessons",
+            reflect_pb2.SearchLessonsRequest(bank_id=q.bank_id, query=text, limit=limit),
+            timeout,
         )
         return [_lesson_candidate(hit) for hit in reply.hits]
 
-    async def _timed(
-        self, layer: LayerName, ask: Awaitable[list[Candidate]], q: RecallQuery, started: float
-    ) -> LayerOutcome:
+    async def _ask_layer(
+        self, layer: LayerName, q: RecallQuery, queries: Sequence[str], window: TimeRange, timeout: float
+    ) -> list[Candidate]:
+        """One layer's candidates for every rewrite of the query, merged; fails only if every rewrite did."""
+        ask = {
+            LayerName.WORKING: self._ask_working,
+            LayerName.EPISODIC: self._ask_episodic,
+            LayerName.SEMANTIC: self._ask_semantic,
+            LayerName.REFLECT: self._ask_reflect,
+        }[layer]
+        limit = max(self.settings.candidates_per_layer, q.top_k)
+        replies = await asyncio.gather(
+            *(ask(q, text, window, limit, timeout) for text in queries), return_exceptions=True
+        )
+        lists = [reply for reply in replies if not isinstance(reply, BaseException)]
+        if not lists:
+            error = replies[0]
+            assert isinstance(error, BaseException)
+            raise error
+        wanted = {tag.lower() for tag in q.tags}
+        if wanted:  # every layer honours the tag filter, whether or not its search can
+            lists = [[c for c in found if wanted <= {t.lower() for t in c.meta.tags}] for found in lists]
+        if len(lists) == 1:
+            return lists[0]
+        return merge_rewrites(lists, self.settings.rewrite_weight)
+
+    async def _timed(self, layer: LayerName, ask: Awaitable[list[Candidate]], started: float) -> LayerOutcome:
         try:
             candidates = await ask
         except Exception as exc:
             log.warning("layer failed during recall", extra={"layer": layer.value, "error": repr(exc)})
             return LayerOutcome(
-                layer,
-                ok=False,
-                elapsed_ms=(time.perf_counter() - started) * 1000,
-                error=str(exc) or type(exc).__name__,
+                layer, ok=False, elapsed_ms=(time.perf_counter() - started) * 1000, error=_describe(exc)
             )
-        if layer is LayerName.WORKING:  # working memory has no time index: filter here
-            candidates = [c for c in candidates if q.time_range.contains(c.meta.time)]
         return LayerOutcome(
             layer, ok=True, elapsed_ms=(time.perf_counter() - started) * 1000, candidates=tuple(candidates)
         )
 
+    async def _llm_rewrite(self, query: str, timeout: float) -> str:
+        """One rewrite of ``query`` for search by the configured LLM; empty without one, or on failure."""
+        if self.llm is None or not self.settings.llm_rewrite or timeout <= 0:
+            return ""
+        try:
+            answer = await asyncio.wait_for(
+                self.llm.complete_json(
+                    "query_rewrite",
+                    "Rewrite the user's question into a short search query for a memory store: keep names, "
+                    "dates and content words, drop filler. Answer in the question's language.",
+                    query,
+                    {
+                        "type": "object",
+                        "properties": {"query": {"type": "string", "maxLength": 300}},
+                        "required": ["query"],
+                    },
+                    max_tokens=120,
+                ),
+                timeout,
+            )
+        except Exception as exc:  # a slow or failing LLM never fails a recall
+            log.warning("llm query rewrite skipped", extra={"error": _describe(exc)})
+            return ""
+        return str(answer.get("query", "")).strip()
+
+    def _plan(self, q: RecallQuery, now: datetime) -> tuple[QueryPlan, TimeRange, TimeRange | None, str]:
+        """The query read, the time range to search, the range to boost, and how the time was used."""
+        plan = understand(q.query, now, self.settings.query_rewrites)
+        explicit = q.time_range.start is not None or q.time_range.end is not None
+        if plan.time is None or explicit or self.settings.query_time == "off":
+            return plan, q.time_range, None, ""
+        if self.settings.query_time == "filter":
+            return plan, plan.time.time_range, None, "filter"
+        return plan, q.time_range, plan.time.time_range, "boost"
+
     async def recall(self, q: RecallQuery) -> RecallResult:
-        """Ask the layers in parallel under one deadline and fuse what came back in time."""
-        asks: dict[LayerName, Callable[[RecallQuery, int], Awaitable[list[Candidate]]]] = {
-            LayerName.WORKING: self._ask_working,
-            LayerName.EPISODIC: self._ask_episodic,
-            LayerName.SEMANTIC: self._ask_semantic,
-            LayerName.REFLECT: self._ask_reflect,
-        }
-        limit = max(self.settings.candidates_per_layer, q.top_k)
+        """Ask the layers in parallel, each within its share of one deadline, and fuse what came back in time.
+
+        The query is read first (time expressions, keywords, entities, rewrites); every rewrite is searched
+        in every asked layer; the fused list is adjusted (recency, importance, confidence, trust, time),
+        its head reranked, cut at ``min_score`` and ``top_k``, and assembled into a context.
+        """
+        if not q.layers:
+            raise InvalidArgument("layers", "must name at least one layer")
         started = time.perf_counter()
+        deadline = time.monotonic() + self.settings.recall_timeout
+        now = q.reference_time or utcnow()
+        plan, window, boost, time_use = self._plan(q, now)
+        queries = list(plan.rewrites)
+        rewritten = await self._llm_rewrite(q.query, self.settings.recall_timeout * 0.25)
+        if rewritten and rewritten not in queries:
+            queries.append(rewritten)
+        layer_budget = max(0.01, (deadline - time.monotonic()) * self.settings.layer_share)
         tasks = {
-            layer: asyncio.create_task(self._timed(layer, asks[layer](q, limit), q, started))
+            layer: asyncio.create_task(
+                self._timed(layer, self._ask_layer(layer, q, queries, window, layer_budget), started)
+            )
             for layer in q.layers
         }
-        done, pending = await asyncio.wait(tasks.values(), timeout=self.settings.recall_timeout)
+        done, pending = await asyncio.wait(tasks.values(), timeout=layer_budget)
         for task in pending:
             task.cancel()
-        outcomes = []
-        for layer, task in tasks.items():
-            if task in done:
-                outcomes.append(task.result())
-            else:
-                outcomes.append(
-                    LayerOutcome(
-                        layer,
-                        ok=False,
-                        elapsed_ms=self.settings.recall_timeout * 1000,
-                        error="deadline exceeded",
-                    )
-                )
-        fused = self._fuse(outcomes, max(q.top_k, self.reranker.head if self.reranker else 0))
+        outcomes = [
+            task.result()
+            if task in done
+            else LayerOutcome(layer, ok=False, elapsed_ms=layer_budget * 1000, error="deadline exceeded")
+            for layer, task in tasks.items()
+        ]
+        fused = self._fuse(outcomes, plan, q)
+        fused = adjust(fused, self.settings.adjustments(), now, boost, self._best_possible(outcomes))
+        fused = fused[: max(q.top_k, self.reranker.head if self.reranker else 0)]
         if self.reranker is not None:  # the head is reordered within what is left of the deadline
-            deadline = time.monotonic() + self.settings.recall_timeout - (time.perf_counter() - started)
             fused = await self.reranker.rerank(q.bank_id, q.query, fused, deadline)
-        fused = fused[: q.top_k]
+        memories = [m for m in fused if m.score >= q.min_score][: q.top_k]
+        if self.settings.lessons_first:
+            memories = lessons_first(memories)
+        context = assemble(
+            memories, q.token_budget or self.settings.context_tokens, q.order or self.settings.context_order
+        )
+        self._note_access(q.bank_id, memories)
+        result = RecallResult(
+            memories=tuple(memories),
+            outcomes=tuple(outcomes),
+            context=context,
+            analysis=QueryAnalysis(
+                time_expression=plan.time.expression if plan.time else "",
+                time_range=plan.time.time_range if plan.time else TimeRange(),
+                time_use=time_use,
+                entities=plan.entities,
+                keywords=plan.keywords,
+                rewrites=tuple(queries),
+            ),
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+        )
         log.info(
             "recall",
             extra={
+                "bank": q.bank_id,
+                "query_chars": len(q.query),
+                "rewrites": len(queries),
+                "time_use": time_use,
                 "layers": {
                     o.layer.value: {"ok": o.ok, "ms": round(o.elapsed_ms, 1), "n": len(o.candidates)}
                     for o in outcomes
                 },
-                "returned": len(fused),
+                "answered": [o.layer.value for o in outcomes if o.ok],
+                "partial": result.partial,
+                "returned": len(memories),
+                "context_tokens": context.tokens,
+                "elapsed_ms": round(result.elapsed_ms, 1),
             },
         )
-        return RecallResult(memories=tuple(fused), outcomes=tuple(outcomes))
+        return result
 
-    def _fuse(self, outcomes: Sequence[LayerOutcome], top_k: int) -> list[RecalledMemory]:
+    def _fuse(
+        self, outcomes: Sequence[LayerOutcome], plan: QueryPlan, q: RecallQuery
+    ) -> list[RecalledMemory]:
         """The configured fusion of the layers' lists (see :mod:`hindsight.mcp_edge.fusion`)."""
         lists = [o.candidates for o in outcomes]
+        wanted = {t.lower() for t in (*q.tags, *plan.keywords, *plan.entities)}
+        tags = self.settings.signals()["tags"]
+        extra = {
+            rid: tags * value
+            for rid, value in tag_scores((c for found in lists for c in found), wanted).items()
+        }
         if self.settings.fusion == "rrf":
-            return reciprocal_rank_fusion(lists, k=self.settings.rrf_k, top_k=top_k)
+            return reciprocal_rank_fusion(lists, k=self.settings.rrf_k, extra=extra)
         return score_fusion(
             lists,
-            weights=self.settings.layer_weights(),
+            weights=self.settings.list_weights(),
             session_boost=self.settings.session_boost,
-            top_k=top_k,
+            extra=extra,
         )
+
+    def _best_possible(self, outcomes: Sequence[LayerOutcome]) -> float:
+        """The highest fused score the lists that answered could give, so scores read as 0..1."""
+        tags = self.settings.signals()["tags"]
+        answered = [o for o in outcomes if o.candidates]
+        if self.settings.fusion == "rrf":
+            return (len(answered) + tags) / (self.settings.rrf_k + 1) or 1.0
+        weights = self.settings.list_weights()
+        total = sum(max(0.0, weights[o.layer]) for o in answered) + tags
+        return total * (1 + 3 * self.settings.session_boost) or 1.0
+
+    def _note_access(self, bank_id: str, memories: Sequence[RecalledMemory]) -> None:
+        """Tell episodic memory what this recall returned (hit counts), without waiting for it."""
+        if not self.settings.record_access or not memories:
+            return
+        request = episodic_pb2.RecordAccessRequest(
+            bank_id=bank_id,
+            records=[episodic_pb2.AccessedRecord(id=m.id, layer=m.layer.value) for m in memories],
+        )
+
+        async def send() -> None:
+            try:
+                await self.clients.episodic.call("RecordAccess", request, self.settings.write_timeout)
+            except Exception as exc:  # counting hits is best effort; recall already answered
+                log.debug("record access not noted", extra={"error": _describe(exc)})
+
+        task = asyncio.create_task(send())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def drain(self) -> None:
+        """Wait for background work (access notes) to finish; called on close and by tests."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
 
     # ----- episodes, reflection, forgetting ----------------------------------------------------------
     async def write_episode(self, bank_id: str, episode: episodic_pb2.Episode) -> episodic_pb2.Episode:
@@ -283,25 +492,57 @@ class MemoryEngine:
 
     async def reflect(self, bank_id: str, session_id: str = "") -> reflect_pb2.ReflectResponse:
         """Draw lessons from the bank's (or one session's) episodes."""
-        return await self.clients.reflect.call(
+        started = time.perf_counter()
+        reply = await self.clients.reflect.call(
             "Reflect",
             reflect_pb2.ReflectRequest(bank_id=bank_id, session_id=session_id),
             self.settings.write_timeout,
         )
+        log.info(
+            "reflect",
+            extra={
+                "bank": bank_id,
+                "session": session_id,
+                "episodes_read": reply.episodes_read,
+                "lessons": len(reply.lessons),
+                "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+            },
+        )
+        return reply
 
-    async def forget(self, bank_id: str, turn_ids: Sequence[str], hard: bool = False) -> ForgetResult:
+    async def forget(
+        self,
+        bank_id: str,
+        turn_ids: Sequence[str],
+        hard: bool = False,
+        turn_filter: episodic_pb2.TurnFilter | None = None,
+    ) -> ForgetResult:
         """Archive (or hard-delete) turns in episodic memory, then drop them from working memory and index.
 
-        Episodic memory goes first, as the system of record. Forgetting is idempotent, so when a later
-        layer fails the whole call fails with UNAVAILABLE and is safe to repeat.
+        Turns are named by id, by a filter (archive only), or both. Episodic memory goes first, as the
+        system of record. Forgetting is idempotent, so when a later layer fails the whole call fails with
+        UNAVAILABLE and is safe to repeat.
         """
-        if not turn_ids:
-            raise InvalidArgument("turn_ids", "must not be empty")
+        filtering = turn_filter is not None and _filters_something(turn_filter)
+        if not turn_ids and not filtering:
+            raise InvalidArgument("turn_ids", "name turns to forget, or give a filter that selects some")
+        if hard and filtering:
+            raise InvalidArgument(
+                "hard", "hard deletion takes turn ids (or use purge); a filter only archives"
+            )
         ids = list(dict.fromkeys(turn_ids))
+        if filtering:
+            ids = list(dict.fromkeys([*ids, *await self._filtered_ids(bank_id, turn_filter)]))  # type: ignore[arg-type]
         timeout = self.settings.write_timeout
         forgotten = await self.clients.episodic.call(
-            "ForgetTurns", episodic_pb2.ForgetTurnsRequest(bank_id=bank_id, turn_ids=ids, hard=hard), timeout
+            "ForgetTurns",
+            episodic_pb2.ForgetTurnsRequest(
+                bank_id=bank_id, turn_ids=ids, hard=hard, filter=turn_filter if filtering else None
+            ),
+            timeout,
         )
+        if not ids:
+            return ForgetResult(forgotten.forgotten_count, 0, 0)
         working, removed = await asyncio.gather(
             self.clients.working.call(
                 "ForgetTurns", working_pb2.ForgetTurnsRequest(bank_id=bank_id, turn_ids=ids), timeout
@@ -310,7 +551,216 @@ class MemoryEngine:
                 "Delete", semantic_pb2.DeleteRequest(bank_id=bank_id, ids=ids, source_turn_ids=ids), timeout
             ),
         )
+        log.info(
+            "forget",
+            extra={"bank": bank_id, "ids": len(ids), "hard": hard, "forgotten": forgotten.forgotten_count},
+        )
         return ForgetResult(forgotten.forgotten_count, removed.deleted_count, working.removed_count)
+
+    async def _turn_pages(
+        self,
+        bank_id: str,
+        pages: int,
+        turn_filter: episodic_pb2.TurnFilter | None = None,
+        newest_first: bool = False,
+    ) -> AsyncIterator[list[common_pb2.Turn]]:
+        """Up to ``pages`` pages of 500 turns from episodic memory."""
+        token = ""
+        for _ in range(pages):
+            page = await self.clients.episodic.call(
+                "ListTurns",
+                episodic_pb2.ListTurnsRequest(
+                    bank_id=bank_id,
+                    page_size=500,
+                    page_token=token,
+                    filter=turn_filter,
+                    newest_first=newest_first,
+                ),
+                self.settings.write_timeout,
+            )
+            yield list(page.turns)
+            token = page.next_page_token
+            if not token:
+                return
+
+    async def _filtered_ids(self, bank_id: str, turn_filter: episodic_pb2.TurnFilter) -> list[str]:
+        """Ids of the live turns a filter selects (so working memory and the index can drop them too)."""
+        live = episodic_pb2.TurnFilter()
+        live.CopyFrom(turn_filter)
+        live.include_archived = False
+        ids: list[str] = []
+        async for turns in self._turn_pages(bank_id, MAX_FILTERED_TURNS // 500, live):
+            ids.extend(turn.id for turn in turns)
+        return ids
+
+    async def purge(
+        self, bank_id: str, ids: Sequence[str] = (), session_id: str = "", whole_bank: bool = False
+    ) -> PurgeResult:
+        """Delete for good: turns and episodes by id, a whole session, or a whole bank, in every layer.
+
+        Episodic memory (the system of record) goes first and queues the deletion of derived records in
+        its outbox; the edge also asks each layer directly, so the memories are gone when the call returns.
+        Every step is idempotent: a failed purge is safe to repeat.
+        """
+        chosen = sum([bool(ids), bool(session_id), whole_bank])
+        if chosen != 1:
+            raise InvalidArgument("ids", "give exactly one of ids, session_id or whole_bank")
+        unique = list(dict.fromkeys(ids))
+        timeout = self.settings.write_timeout
+        purged = await self.clients.episodic.call(
+            "Purge",
+            episodic_pb2.PurgeRequest(
+                bank_id=bank_id, ids=unique, session_id=session_id, whole_bank=whole_bank
+            ),
+            timeout,
+        )
+        working, removed, lessons = await asyncio.gather(
+            self.clients.working.call(
+                "ForgetTurns",
+                working_pb2.ForgetTurnsRequest(
+                    bank_id=bank_id, turn_ids=unique, session_id=session_id, whole_bank=whole_bank
+                ),
+                timeout,
+            ),
+            self.clients.semantic.call(
+                "Delete",
+                semantic_pb2.DeleteRequest(
+                    bank_id=bank_id,
+                    ids=unique,
+                    source_turn_ids=unique,
+                    session_id=session_id,
+                    whole_bank=whole_bank,
+                ),
+                timeout,
+            ),
+            self.clients.reflect.call(
+                "PurgeLessons",
+                reflect_pb2.PurgeLessonsRequest(
+                    bank_id=bank_id, source_ids=unique, session_id=session_id, whole_bank=whole_bank
+                ),
+                timeout,
+            ),
+        )
+        result = PurgeResult(
+            turn_count=purged.turn_count,
+            episode_count=purged.episode_count,
+            unindexed_count=removed.deleted_count,
+            working_removed_count=working.removed_count,
+            lesson_count=lessons.deleted_count,
+        )
+        log.info(
+            "purge",
+            extra={"bank": bank_id, "ids": len(unique), "session": bool(session_id), "whole_bank": whole_bank}
+            | dataclasses.asdict(result),
+        )
+        return result
+
+    async def list_recent(
+        self,
+        bank_id: str,
+        limit: int = 20,
+        session_id: str = "",
+        tags: Sequence[str] = (),
+        include_archived: bool = False,
+        page_token: str = "",
+    ) -> episodic_pb2.ListTurnsResponse:
+        """The newest turns of a bank (or one session), newest first, from episodic memory."""
+        return await self.clients.episodic.call(
+            "ListTurns",
+            episodic_pb2.ListTurnsRequest(
+                bank_id=bank_id,
+                page_size=limit,
+                page_token=page_token,
+                newest_first=True,
+                filter=episodic_pb2.TurnFilter(
+                    session_id=session_id, tags=list(tags), include_archived=include_archived
+                ),
+            ),
+            self.settings.write_timeout,
+        )
+
+    async def update(
+        self, bank_id: str, turn_id: str, text: str = "", meta: common_pb2.RecordMeta | None = None
+    ) -> tuple[common_pb2.Turn, str, bool]:
+        """Replace a turn by a new version (new id; the old one archived) and move the other layers with it.
+
+        Returns the new turn, the superseded id and whether the new version was indexed for meaning.
+        """
+        if not turn_id:
+            raise InvalidArgument("turn_id", "is required")
+        if not text.strip() and meta is None:
+            raise InvalidArgument("text", "give a new text or new metadata")
+        timeout = self.settings.write_timeout
+        reply = await self.clients.episodic.call(
+            "UpdateTurn",
+            episodic_pb2.UpdateTurnRequest(bank_id=bank_id, turn_id=turn_id, text=text, meta=meta),
+            timeout,
+        )
+        new = reply.turn
+        record = semantic_pb2.SemanticRecord(
+            id=new.id,
+            kind=semantic_pb2.RECORD_KIND_TURN,
+            text=new.text,
+            speaker=new.speaker,
+            session_id=new.session_id,
+            meta=new.meta,
+        )
+        outcomes: list[object] = await asyncio.gather(
+            self.clients.semantic.call(
+                "Delete", semantic_pb2.DeleteRequest(bank_id=bank_id, ids=[reply.superseded_id]), timeout
+            ),
+            self.clients.semantic.call(
+                "Upsert", semantic_pb2.UpsertRequest(bank_id=bank_id, records=[record]), timeout
+            ),
+            self.clients.working.call(
+                "ForgetTurns",
+                working_pb2.ForgetTurnsRequest(bank_id=bank_id, turn_ids=[reply.superseded_id]),
+                timeout,
+            ),
+            return_exceptions=True,
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):  # episodic holds the truth; the index catches up from it
+                log.warning(
+                    "layer update failed after the durable write", extra={"error": _describe(outcome)}
+                )
+        log.info("update", extra={"bank": bank_id, "superseded": reply.superseded_id, "new": new.id})
+        return new, reply.superseded_id, not isinstance(outcomes[1], BaseException)
+
+    async def get_turn(self, bank_id: str, turn_id: str) -> common_pb2.Turn | None:
+        """A live turn by id, looked up newest first (an update names a turn it has seen lately)."""
+        async for turns in self._turn_pages(bank_id, GET_TURN_PAGES, newest_first=True):
+            for turn in turns:
+                if turn.id == turn_id:
+                    return turn
+        return None
+
+    async def debug_list(
+        self, bank_id: str, admin_token: str | None, limit: int = 100, page_token: str = ""
+    ) -> tuple[list[common_pb2.Turn], list[episodic_pb2.Episode], str]:
+        """Every turn (archived too, newest first) and episode of a bank; only with the admin token."""
+        expected = self.settings.admin_token
+        if not expected or not admin_token or not hmac.compare_digest(expected, admin_token):
+            raise PermissionDenied("the debug listing needs the admin token")
+        timeout = self.settings.write_timeout
+        turns, episodes = await asyncio.gather(
+            self.clients.episodic.call(
+                "ListTurns",
+                episodic_pb2.ListTurnsRequest(
+                    bank_id=bank_id,
+                    page_size=limit,
+                    page_token=page_token,
+                    newest_first=True,
+                    filter=episodic_pb2.TurnFilter(include_archived=True),
+                ),
+                timeout,
+            ),
+            self.clients.episodic.call(
+                "ListEpisodes", episodic_pb2.ListEpisodesRequest(bank_id=bank_id, page_size=limit), timeout
+            ),
+        )
+        log.info("debug listing", extra={"bank": bank_id, "turns": len(turns.turns)})
+        return list(turns.turns), list(episodes.episodes), turns.next_page_token
 
     # ----- sessions -----------------------------------------------------------------------------------
     async def compress(self, bank_id: str, session_id: str) -> working_pb2.CompressResponse:
@@ -360,8 +810,10 @@ class MemoryEngine:
 
 
 @contextlib.asynccontextmanager
-async def open_engine(settings: EdgeSettings) -> AsyncIterator[MemoryEngine]:
-    """Open channels to every layer; close them on exit."""
+async def open_engine(
+    settings: EdgeSettings, llm_settings: LLMSettings | None = None
+) -> AsyncIterator[MemoryEngine]:
+    """Open channels to every layer (and the LLM client, when one is configured); close them on exit."""
     token = settings.internal_token
     clients = LayerClients(
         working=LayerClient(settings.working_addr, working_pb2_grpc.WorkingMemoryServiceStub, token=token),
@@ -373,9 +825,14 @@ async def open_engine(settings: EdgeSettings) -> AsyncIterator[MemoryEngine]:
     if settings.inference_addr and settings.rerank_head > 0:
         inference = LayerClient(settings.inference_addr, inference_pb2_grpc.InferenceServiceStub, token=token)
         reranker = HeadReranker(inference, settings.rerank_head, settings.reranker, settings.rerank_blend)
+    llm = llm_from_settings(llm_settings or load(LLMSettings)) if settings.llm_rewrite else None
+    engine = MemoryEngine(clients, settings, reranker, llm)
     try:
-        yield MemoryEngine(clients, settings, reranker)
+        yield engine
     finally:
+        await engine.drain()
         await clients.close()
+        if llm is not None:
+            await llm.close()
         if reranker is not None:
             await reranker.close()

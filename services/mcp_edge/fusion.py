@@ -6,19 +6,34 @@ ahead a layer's best hit is: each list's scores are min-max scaled to [0, 1], we
 summed; then every turn gains a share of the best three fused scores of its session, so that hits
 from one conversation support each other (an answer often spans several turns of one session).
 A record returned by several layers is one memory that lists all of them, best-ranking layer first.
+
+Both fusions take an optional per-record ``extra`` (the tag signal: what a record's tags share with the
+query). After fusion, :func:`adjust` multiplies each score by recency, importance, confidence and trust
+factors, adds a boost when the record falls in the query's time range, then normalises to 0..1.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import dataclasses
+import math
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
 from hindsight.mcp_edge.domain import Candidate, LayerName, RecalledMemory
+from hindsight.runtime.records import TimeRange, Trust
 
 
 def reciprocal_rank_fusion(
-    lists: Iterable[Iterable[Candidate]], k: int = 60, top_k: int | None = None
+    lists: Iterable[Iterable[Candidate]],
+    k: int = 60,
+    top_k: int | None = None,
+    extra: Mapping[str, float] | None = None,
 ) -> list[RecalledMemory]:
-    """Fuse ranked candidate lists (each best first) into memories, best first."""
+    """Fuse ranked candidate lists (each best first) into memories, best first.
+
+    ``extra`` adds per-record signal (0..1 times its weight) on the scale of a first rank, 1 / (k + 1).
+    """
     scores: dict[str, float] = {}
     best: dict[str, tuple[int, Candidate]] = {}
     layer_ranks: dict[str, list[tuple[int, LayerName]]] = {}
@@ -32,25 +47,32 @@ def reciprocal_rank_fusion(
             layer_ranks.setdefault(candidate.id, []).append((rank, candidate.layer))
             if candidate.id not in best or rank < best[candidate.id][0]:
                 best[candidate.id] = (rank, candidate)
+    for rid, value in (extra or {}).items():
+        if rid in scores:
+            scores[rid] += value / (k + 1)
     ordered = sorted(scores, key=lambda rid: (-scores[rid], rid))
     if top_k is not None:
         ordered = ordered[:top_k]
-    memories = []
-    for rid in ordered:
-        source = best[rid][1]
-        layers = tuple(layer for _, layer in sorted(layer_ranks[rid], key=lambda item: item[0]))
-        memories.append(
-            RecalledMemory(
-                id=rid,
-                text=source.text,
-                score=scores[rid],
-                meta=source.meta,
-                layers=layers,
-                speaker=source.speaker,
-                kind=source.kind,
-            )
+    return [
+        _memory(
+            best[rid][1], scores[rid], [layer for _, layer in sorted(layer_ranks[rid], key=lambda i: i[0])]
         )
-    return memories
+        for rid in ordered
+    ]
+
+
+def _memory(source: Candidate, score: float, layers: Sequence[LayerName]) -> RecalledMemory:
+    return RecalledMemory(
+        id=source.id,
+        text=source.text,
+        score=score,
+        meta=source.meta,
+        layers=tuple(layers),
+        speaker=source.speaker,
+        kind=source.kind,
+        confidence=source.confidence,
+        session_id=source.session_id,
+    )
 
 
 SESSION_SUPPORT_TOP = 3
@@ -76,8 +98,12 @@ def score_fusion(
     weights: Mapping[LayerName, float] | None = None,
     session_boost: float = 0.0,
     top_k: int | None = None,
+    extra: Mapping[str, float] | None = None,
 ) -> list[RecalledMemory]:
-    """Fuse ranked candidate lists by weighted min-max scaled scores plus session support, best first."""
+    """Fuse ranked candidate lists by weighted min-max scaled scores plus session support, best first.
+
+    ``extra`` adds per-record signal (already weighted) before session support is counted.
+    """
     fused: dict[str, float] = {}
     best: dict[str, tuple[float, Candidate]] = {}
     layer_scores: dict[str, list[tuple[float, LayerName]]] = {}
@@ -95,6 +121,9 @@ def score_fusion(
             layer_scores.setdefault(candidate.id, []).append((value, layer))
             if candidate.id not in best or value > best[candidate.id][0]:
                 best[candidate.id] = (value, candidate)
+    for rid, value in (extra or {}).items():
+        if rid in fused:
+            fused[rid] += value
     final = dict(fused)
     if session_boost > 0:
         by_session: dict[str, list[float]] = {}
@@ -111,19 +140,103 @@ def score_fusion(
     ordered = sorted(final, key=lambda rid: (-final[rid], rid))
     if top_k is not None:
         ordered = ordered[:top_k]
-    memories = []
-    for rid in ordered:
-        source = best[rid][1]
-        layers = tuple(layer for _, layer in sorted(layer_scores[rid], key=lambda item: -item[0]))
-        memories.append(
-            RecalledMemory(
-                id=rid,
-                text=source.text,
-                score=final[rid],
-                meta=source.meta,
-                layers=layers,
-                speaker=source.speaker,
-                kind=source.kind,
-            )
+    return [
+        _memory(
+            best[rid][1], final[rid], [layer for _, layer in sorted(layer_scores[rid], key=lambda i: -i[0])]
         )
-    return memories
+        for rid in ordered
+    ]
+
+
+def tag_scores(candidates: Iterable[Candidate], wanted: Collection[str]) -> dict[str, float]:
+    """Per record, how much its tags share with what the query names: 0.5 per matching tag, at most 1.
+
+    ``wanted`` holds the recall's tags and the query's keywords and entities, lower-cased.
+    """
+    if not wanted:
+        return {}
+    scores: dict[str, float] = {}
+    for candidate in candidates:
+        matched = sum(1 for tag in candidate.meta.tags if tag.lower() in wanted)
+        if matched:
+            scores[candidate.id] = max(scores.get(candidate.id, 0.0), min(1.0, 0.5 * matched))
+    return scores
+
+
+def merge_rewrites(lists: Sequence[Sequence[Candidate]], rewrite_weight: float) -> list[Candidate]:
+    """One layer's lists for several rewrites of a query as one list, best first.
+
+    Each list is min-max scaled on its own (scores of different queries are not comparable); a record
+    keeps its best scaled score, where hits of a rewrite (every list after the first) count
+    ``rewrite_weight`` times, so the original query leads.
+    """
+    best: dict[str, tuple[float, Candidate]] = {}
+    for index, candidates in enumerate(lists):
+        factor = 1.0 if index == 0 else rewrite_weight
+        for rid, value in _scaled(candidates).items():
+            score = factor * value
+            if rid not in best or score > best[rid][0]:
+                best[rid] = (score, next(c for c in candidates if c.id == rid))
+    ordered = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))
+    return [dataclasses.replace(candidate, layer_score=score) for _, (score, candidate) in ordered]
+
+
+TRUST_LEVELS = {Trust.LOW: 0.0, Trust.MEDIUM: 0.5, Trust.HIGH: 1.0}
+"""Trust as a 0..1 level for the trust factor."""
+
+
+@dataclass(frozen=True)
+class Adjustments:
+    """Multipliers applied to fused scores; each weight 0 turns its factor off."""
+
+    recency_half_life_days: float = 30.0
+    recency_weight: float = 0.0
+    importance_weight: float = 0.0
+    confidence_weight: float = 0.0
+    trust_weight: float = 0.0
+    time_boost: float = 0.0
+    """Share of the list's best score added to records in ``boost_range`` (a time expression of the query)."""
+
+
+def adjust(
+    memories: Sequence[RecalledMemory],
+    settings: Adjustments,
+    now: datetime,
+    boost_range: TimeRange | None = None,
+    best_possible: float = 1.0,
+) -> list[RecalledMemory]:
+    """Scores times the factors, plus the time boost, over ``best_possible`` (clipped to 0..1), best first.
+
+    recency: ``1 - w + w * 0.5 ** (age / half-life)``; importance: ``1 + w * importance``; confidence:
+    ``1 - w * (1 - confidence)``; trust: ``1 - w * (1 - trust level)``. A record inside ``boost_range``
+    (the query said "yesterday") then gains ``time_boost`` times the best score of the list: added, not
+    multiplied, so a weak match from the right day can pass a strong one from another day. The divisor
+    keeps factors above 1 from pushing a score past 1.
+    """
+    ceiling = best_possible * (1 + settings.importance_weight) * (1 + settings.time_boost)
+    scored = []
+    for memory in memories:
+        factor = 1.0
+        moment = memory.meta.time
+        if settings.recency_weight > 0 and moment is not None and settings.recency_half_life_days > 0:
+            age_days = max(0.0, (now - moment).total_seconds() / 86400)
+            decay = math.pow(0.5, age_days / settings.recency_half_life_days)
+            factor *= 1 - settings.recency_weight + settings.recency_weight * decay
+        factor *= 1 + settings.importance_weight * memory.meta.importance
+        factor *= 1 - settings.confidence_weight * (1 - min(1.0, max(0.0, memory.confidence)))
+        factor *= 1 - settings.trust_weight * (1 - TRUST_LEVELS.get(memory.meta.trust, 0.5))
+        scored.append((memory, memory.score * factor))
+    top = max((score for _, score in scored), default=0.0)
+    result = []
+    for memory, score in scored:
+        if settings.time_boost > 0 and boost_range is not None and boost_range.contains(memory.meta.time):
+            score += settings.time_boost * top
+        value = score / ceiling if ceiling > 0 else 0.0
+        result.append(dataclasses.replace(memory, score=min(1.0, max(0.0, value))))
+    result.sort(key=lambda m: -m.score)  # stable: equal scores keep the fused order
+    return result
+
+
+def lessons_first(memories: Sequence[RecalledMemory]) -> list[RecalledMemory]:
+    """Lessons ahead of everything else (stable), so an agent reads what it learned before acting."""
+    return [m for m in memories if m.kind == "lesson"] + [m for m in memories if m.kind != "lesson"]

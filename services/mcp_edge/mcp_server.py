@@ -1,6 +1,7 @@
 """The MCP server agents talk to: tools over the same engine as the gRPC MemoryService.
 
-Tool arguments are typed, so the SDK publishes strict JSON schemas with limits and descriptions.
+Tool arguments are typed, so the SDK publishes strict JSON schemas with limits and descriptions;
+near-miss types (``"3"`` for 3, ``"a, b"`` for a list) are coerced and logged (:mod:`.coerce`).
 Errors the caller can fix come back as tool errors naming the field; the server never crashes on
 bad input. Over HTTP, a bearer token must grant the bank a call names.
 """
@@ -13,16 +14,19 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+import grpc
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
+from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.contracts.reflect.v1 import reflect_pb2
-from hindsight.mcp_edge.domain import ALL_LAYERS, LayerName, RecallQuery
+from hindsight.mcp_edge.coerce import AS_BOOL, AS_FLOAT, AS_INT, SPLIT_COMMAS
+from hindsight.mcp_edge.domain import ALL_LAYERS, LayerName, RecallQuery, RecallResult
 from hindsight.mcp_edge.engine import MemoryEngine
-from hindsight.mcp_edge.servicer import DEFAULT_SESSION, MAX_TOP_K
+from hindsight.mcp_edge.servicer import DEFAULT_SESSION, MAX_LIST, MAX_TOP_K, check_tags
 from hindsight.runtime.auth import Grants, bearer
 from hindsight.runtime.errors import HindsightError
 from hindsight.runtime.records import (
@@ -44,8 +48,17 @@ log = logging.getLogger(__name__)
 RoleName = Literal["user", "assistant", "tool", "system"]
 SourceName = Literal["user", "agent", "tool", "external"]
 LayerChoice = Literal["working", "episodic", "semantic", "reflect"]
+OrderName = Literal["score", "importance", "time_asc", "time_desc", "mix"]
 BankArg = Annotated[
     str | None, Field(description="Memory bank; omitted means the server's default bank.", max_length=128)
+]
+TagsArg = Annotated[
+    list[str] | None,
+    Field(max_length=32, description="Labels (a list, or one comma-separated string)."),
+    SPLIT_COMMAS,
+]
+ImportanceArg = Annotated[
+    float | None, Field(strict=True, ge=0, le=1, description="0 to 1; default by rule."), AS_FLOAT
 ]
 
 
@@ -59,8 +72,8 @@ class TurnInput(BaseModel):
         str | None, Field(max_length=256, description="Stable id; retaining it again is a no-op.")
     ] = None
     time: Annotated[datetime | None, Field(description="When it happened (ISO 8601); default now.")] = None
-    tags: Annotated[list[str] | None, Field(max_length=32, description="Labels for filtering.")] = None
-    importance: Annotated[float | None, Field(ge=0, le=1, description="0 to 1; default by rule.")] = None
+    tags: TagsArg = None
+    importance: ImportanceArg = None
     source: Annotated[SourceName | None, Field(description="Origin; default from the role.")] = None
 
 
@@ -73,18 +86,20 @@ class RetainOutput(BaseModel):
 
 
 class MemoryOutput(BaseModel):
-    """One recalled memory."""
+    """One recalled memory, with what an agent needs to cite it."""
 
     id: str
+    layer: LayerChoice = Field(description="The layer that ranked it best.")
     text: str
     speaker: str
-    score: float
+    score: float = Field(description="0 to 1, after fusion, factors and rerank.")
     layers: list[LayerChoice]
-    kind: str
+    kind: str = Field(description="turn, lesson, fact, ... (layers may add kinds).")
     time: datetime | None
     source: SourceName
     source_turn_ids: list[str]
     tags: list[str]
+    importance: float
 
 
 class LayerReportOutput(BaseModel):
@@ -97,12 +112,59 @@ class LayerReportOutput(BaseModel):
     error: str = ""
 
 
+class AnalysisOutput(BaseModel):
+    """What was read from the query."""
+
+    time_expression: str
+    time_start: datetime | None
+    time_end: datetime | None
+    time_use: str = Field(description="filter, boost or empty.")
+    entities: list[str]
+    keywords: list[str]
+    rewrites: list[str]
+
+
 class RecallOutput(BaseModel):
-    """Fused memories, best first."""
+    """Fused memories, best first, and the context assembled from them."""
 
     memories: list[MemoryOutput]
+    context: str = Field(description="The memories that fit the token budget, one marked section per layer.")
+    context_ids: list[str]
+    context_tokens: int
     partial: bool = Field(description="True when a layer failed or was late; the named layers are missing.")
     layers: list[LayerReportOutput]
+    analysis: AnalysisOutput
+    elapsed_ms: float
+
+
+class TurnOutput(BaseModel):
+    """A stored turn."""
+
+    id: str
+    session_id: str
+    role: str
+    speaker: str
+    text: str
+    time: datetime | None
+    tags: list[str]
+    importance: float
+    source: str
+    source_turn_ids: list[str]
+
+
+class ListRecentOutput(BaseModel):
+    """Recent turns, newest first."""
+
+    turns: list[TurnOutput]
+    next_page_token: str
+
+
+class UpdateOutput(BaseModel):
+    """The new version of a turn."""
+
+    turn: TurnOutput
+    superseded_id: str = Field(description="The id it replaced (archived, recoverable).")
+    indexed: bool
 
 
 class LessonOutput(BaseModel):
@@ -122,12 +184,28 @@ class ReflectOutput(BaseModel):
     episodes_read: int
 
 
+class EpisodeOutput(BaseModel):
+    """The stored episode."""
+
+    episode_id: str
+
+
 class ForgetOutput(BaseModel):
-    """What a forget removed."""
+    """What a forget archived or removed."""
 
     forgotten_count: int
     unindexed_count: int
     working_removed_count: int
+
+
+class PurgeOutput(BaseModel):
+    """What a purge deleted for good."""
+
+    turn_count: int
+    episode_count: int
+    unindexed_count: int
+    working_removed_count: int
+    lesson_count: int
 
 
 class CompressOutput(BaseModel):
@@ -196,8 +274,88 @@ def _lesson_outputs(lessons: Iterable[reflect_pb2.Lesson]) -> list[LessonOutput]
     ]
 
 
-def _tool_error(exc: HindsightError) -> ToolError:
-    return ToolError(str(exc))
+def _turn_output(turn: common_pb2.Turn) -> TurnOutput:
+    meta = RecordMeta.from_pb(turn.meta)
+    role = {
+        common_pb2.ROLE_USER: "user",
+        common_pb2.ROLE_ASSISTANT: "assistant",
+        common_pb2.ROLE_TOOL: "tool",
+        common_pb2.ROLE_SYSTEM: "system",
+    }.get(turn.role, "")
+    return TurnOutput(
+        id=turn.id,
+        session_id=turn.session_id,
+        role=role,
+        speaker=turn.speaker,
+        text=turn.text,
+        time=meta.time,
+        tags=list(meta.tags),
+        importance=meta.importance,
+        source=meta.source.value,
+        source_turn_ids=list(meta.source_turn_ids),
+    )
+
+
+def recall_output(result: RecallResult) -> RecallOutput:
+    """A recall result as the tool returns it."""
+    analysis = result.analysis
+    return RecallOutput(
+        memories=[
+            MemoryOutput(
+                id=m.id,
+                layer=m.layer.value,
+                text=m.text,
+                speaker=m.speaker,
+                score=round(m.score, 6),
+                layers=[layer.value for layer in m.layers],
+                kind=m.kind,
+                time=m.meta.time,
+                source=m.meta.source.value,
+                source_turn_ids=list(m.meta.source_turn_ids),
+                tags=list(m.meta.tags),
+                importance=m.meta.importance,
+            )
+            for m in result.memories
+        ],
+        context=result.context.text,
+        context_ids=list(result.context.ids),
+        context_tokens=result.context.tokens,
+        partial=result.partial,
+        layers=[
+            LayerReportOutput(
+                layer=o.layer.value,
+                ok=o.ok,
+                elapsed_ms=round(o.elapsed_ms, 2),
+                candidates=len(o.candidates),
+                error=o.error,
+            )
+            for o in result.outcomes
+        ],
+        analysis=AnalysisOutput(
+            time_expression=analysis.time_expression,
+            time_start=analysis.time_range.start,
+            time_end=analysis.time_range.end,
+            time_use=analysis.time_use,
+            entities=list(analysis.entities),
+            keywords=list(analysis.keywords),
+            rewrites=list(analysis.rewrites),
+        ),
+        elapsed_ms=round(result.elapsed_ms, 2),
+    )
+
+
+def _tool_error(exc: HindsightError | grpc.aio.AioRpcError) -> ToolError:
+    """A tool error that starts with the gRPC status name, as the gRPC front would answer; a layer's
+    error is passed on the same way."""
+    if isinstance(exc, grpc.aio.AioRpcError):
+        return ToolError(f"{exc.code().name}: {exc.details() or 'a memory layer failed'}")
+    return ToolError(f"{exc.code.name}: {exc}")
+
+
+def _window(since: datetime | None, until: datetime | None) -> TimeRange:
+    if since and until and since >= until:
+        raise ToolError("`since` must be before `until`")
+    return TimeRange(as_utc(since), as_utc(until))
 
 
 def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) -> MCPServer:
@@ -207,8 +365,9 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         title="Hindsight memory",
         instructions=(
             "Layered memory. Call `recall` before answering anything that may depend on earlier "
-            "conversations, corrections or past work; call `retain` with what the user said and what "
-            "you did; call `write_episode` when a task ends and `reflect` to learn from it."
+            "conversations, corrections or past work (its `context` is ready to read, lessons first); call "
+            "`retain` with what the user said and what you did; call `write_episode` when a task ends and "
+            "`reflect` to learn from it."
         ),
     )
     access = ToolContext(grants, default_bank)
@@ -227,9 +386,15 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         ] = DEFAULT_SESSION,
         role: Annotated[RoleName, Field(description="Role for `text`.")] = "user",
         speaker: Annotated[str, Field(max_length=200, description="Speaker of `text`.")] = "",
-        tags: Annotated[list[str] | None, Field(max_length=32, description="Labels for `text`.")] = None,
-        importance: Annotated[float | None, Field(ge=0, le=1, description="0 to 1 for `text`.")] = None,
+        time: Annotated[
+            datetime | None, Field(description="When `text` happened (ISO 8601); default now.")
+        ] = None,
+        tags: TagsArg = None,
+        importance: ImportanceArg = None,
         source: Annotated[SourceName | None, Field(description="Origin of `text`.")] = None,
+        id: Annotated[
+            str | None, Field(max_length=256, description="Stable id of `text`; a repeat is a no-op.")
+        ] = None,
         bank: BankArg = None,
     ) -> RetainOutput:
         """Store what was said or done, so later recalls can find it. Give `text` for one turn or `turns`."""
@@ -245,16 +410,21 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
                         text=text or "",
                         role=role,
                         speaker=speaker,
+                        id=id,
+                        time=time,
                         tags=tags,
                         importance=importance,
                         source=source,
                     )
                 ]
             )
-            result = await engine.retain(
-                bank_id, [_to_turn(i, session_id, f"turns[{n}]") for n, i in enumerate(inputs)]
+            field = "turns[{}]" if turns is not None else "text"
+            result = await engine.retain_logged(
+                bank_id,
+                [_to_turn(i, session_id, field.format(n)) for n, i in enumerate(inputs)],
+                "mcp",
             )
-        except HindsightError as exc:
+        except (HindsightError, grpc.aio.AioRpcError) as exc:
             raise _tool_error(exc) from exc
         return RetainOutput(
             turn_ids=list(result.turn_ids), duplicate_count=result.duplicate_count, indexed=result.indexed
@@ -264,23 +434,55 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
     async def recall(
         ctx: Context[Any, Any],
         query: Annotated[
-            str, Field(min_length=1, max_length=10_000, description="What you need to remember.")
+            str,
+            Field(
+                min_length=1,
+                max_length=10_000,
+                description="What you need to remember; time words ('last Tuesday', '上周三') count.",
+            ),
         ],
-        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many memories to return.")] = 10,
+        top_k: Annotated[
+            int, Field(strict=True, ge=1, le=MAX_TOP_K, description="How many memories to return."), AS_INT
+        ] = 10,
+        min_score: Annotated[
+            float,
+            Field(strict=True, ge=0, le=1, description="Drop memories scoring below this (0 to 1)."),
+            AS_FLOAT,
+        ] = 0.0,
         layers: Annotated[
-            list[LayerChoice] | None, Field(description="Only these layers; default all.")
+            list[LayerChoice] | None,
+            Field(max_length=4, description="Only these layers; default all."),
+            SPLIT_COMMAS,
         ] = None,
         since: Annotated[datetime | None, Field(description="Only memories from this time on.")] = None,
         until: Annotated[datetime | None, Field(description="Only memories before this time.")] = None,
+        tags: TagsArg = None,
+        token_budget: Annotated[
+            int,
+            Field(
+                strict=True,
+                ge=0,
+                le=200_000,
+                description="Most tokens of `context`; 0: the server's default.",
+            ),
+            AS_INT,
+        ] = 0,
+        order: Annotated[
+            OrderName | None,
+            Field(
+                description="Order inside each context section: score, importance, time_asc, time_desc, or "
+                "mix (the most important, then in time order); default the server's."
+            ),
+        ] = None,
         session_id: Annotated[str | None, Field(max_length=256, description="Prefer this session.")] = None,
+        now: Annotated[
+            datetime | None, Field(description="'Now' for time words in the query; default the current time.")
+        ] = None,
         bank: BankArg = None,
     ) -> RecallOutput:
         """Find what is relevant now across working, episodic, semantic and reflective memory."""
         try:
             bank_id = access.bank(bank, ctx)
-            window = TimeRange(as_utc(since), as_utc(until))
-            if since and until and since >= until:
-                raise ToolError("`since` must be before `until`")
             chosen = tuple(dict.fromkeys(LayerName(name) for name in layers)) if layers else ALL_LAYERS
             result = await engine.recall(
                 RecallQuery(
@@ -288,40 +490,83 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
                     query=check_text(query, "query"),
                     top_k=top_k,
                     layers=chosen,
-                    time_range=window,
+                    time_range=_window(since, until),
                     session_id=session_id or "",
+                    min_score=min_score,
+                    tags=check_tags(list(tags or ())),
+                    token_budget=token_budget,
+                    order=order or "",
+                    reference_time=as_utc(now),
                 )
             )
-        except HindsightError as exc:
+        except (HindsightError, grpc.aio.AioRpcError) as exc:
             raise _tool_error(exc) from exc
-        return RecallOutput(
-            memories=[
-                MemoryOutput(
-                    id=m.id,
-                    text=m.text,
-                    speaker=m.speaker,
-                    score=round(m.score, 6),
-                    layers=[layer.value for layer in m.layers],
-                    kind=m.kind,
-                    time=m.meta.time,
-                    source=m.meta.source.value,
-                    source_turn_ids=list(m.meta.source_turn_ids),
-                    tags=list(m.meta.tags),
-                )
-                for m in result.memories
-            ],
-            partial=result.partial,
-            layers=[
-                LayerReportOutput(
-                    layer=o.layer.value,
-                    ok=o.ok,
-                    elapsed_ms=round(o.elapsed_ms, 2),
-                    candidates=len(o.candidates),
-                    error=o.error,
-                )
-                for o in result.outcomes
-            ],
+        return recall_output(result)
+
+    @server.tool(annotations=_hints("List recent memories", read_only=True, idempotent=True))
+    async def list_recent(
+        ctx: Context[Any, Any],
+        limit: Annotated[
+            int, Field(strict=True, ge=1, le=MAX_LIST, description="How many turns."), AS_INT
+        ] = 20,
+        session_id: Annotated[str, Field(max_length=256, description="Only this session; default all.")] = "",
+        tags: TagsArg = None,
+        include_archived: Annotated[
+            bool, Field(strict=True, description="Include forgotten and replaced turns."), AS_BOOL
+        ] = False,
+        page_token: Annotated[str, Field(max_length=1000, description="From the previous page.")] = "",
+        bank: BankArg = None,
+    ) -> ListRecentOutput:
+        """The newest stored turns, newest first (what was said lately, with ids to update or forget)."""
+        try:
+            reply = await engine.list_recent(
+                access.bank(bank, ctx),
+                limit=limit,
+                session_id=session_id,
+                tags=check_tags(list(tags or ())),
+                include_archived=include_archived,
+                page_token=page_token,
+            )
+        except (HindsightError, grpc.aio.AioRpcError) as exc:
+            raise _tool_error(exc) from exc
+        return ListRecentOutput(
+            turns=[_turn_output(t) for t in reply.turns], next_page_token=reply.next_page_token
         )
+
+    @server.tool(annotations=_hints("Update a memory"))
+    async def update(
+        ctx: Context[Any, Any],
+        turn_id: Annotated[str, Field(min_length=1, max_length=256, description="The turn to replace.")],
+        text: Annotated[
+            str | None, Field(min_length=1, max_length=100_000, description="New text; default unchanged.")
+        ] = None,
+        tags: TagsArg = None,
+        importance: ImportanceArg = None,
+        bank: BankArg = None,
+    ) -> UpdateOutput:
+        """Correct a stored turn: the new version gets a new id and the old one is archived (recoverable)."""
+        try:
+            bank_id = access.bank(bank, ctx)
+            if text is None and tags is None and importance is None:
+                raise ToolError("give at least one of `text`, `tags` or `importance`")
+            meta = None
+            if tags is not None or importance is not None:
+                old = await _current_turn(engine, bank_id, turn_id)
+                current = RecordMeta.from_pb(old.meta)
+                meta = RecordMeta(
+                    source_turn_ids=current.source_turn_ids,
+                    source=current.source,
+                    trust=current.trust,
+                    time=current.time,
+                    tags=check_tags(list(tags)) if tags is not None else current.tags,
+                    importance=importance if importance is not None else current.importance,
+                ).to_pb()
+            new, superseded, indexed = await engine.update(
+                bank_id, turn_id, text=check_text(text, "text") if text else "", meta=meta
+            )
+        except (HindsightError, grpc.aio.AioRpcError) as exc:
+            raise _tool_error(exc) from exc
+        return UpdateOutput(turn=_turn_output(new), superseded_id=superseded, indexed=indexed)
 
     @server.tool(annotations=_hints("Write an episode"))
     async def write_episode(
@@ -330,13 +575,18 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         action: Annotated[str, Field(min_length=1, max_length=10_000, description="What was done.")],
         outcome: Annotated[str, Field(max_length=10_000, description="What came of it.")] = "",
         lesson: Annotated[str, Field(max_length=10_000, description="A lesson already drawn, if any.")] = "",
-        success: Annotated[bool | None, Field(description="Whether the task succeeded.")] = None,
+        success: Annotated[
+            bool | None, Field(strict=True, description="Whether the task succeeded."), AS_BOOL
+        ] = None,
         task_type: Annotated[str, Field(max_length=200, description="Kind of task, e.g. 'deploy'.")] = "",
-        tools: Annotated[list[str] | None, Field(max_length=64, description="Tools used.")] = None,
-        tags: Annotated[list[str] | None, Field(max_length=32, description="Labels.")] = None,
+        tools: Annotated[
+            list[str] | None, Field(max_length=64, description="Tools used."), SPLIT_COMMAS
+        ] = None,
+        tags: TagsArg = None,
+        importance: ImportanceArg = None,
         session_id: Annotated[str, Field(max_length=256, description="Session it happened in.")] = "",
         bank: BankArg = None,
-    ) -> dict[str, str]:
+    ) -> EpisodeOutput:
         """Record what happened in a finished task (situation, action, outcome, lesson) for reflection."""
         try:
             bank_id = access.bank(bank, ctx)
@@ -345,7 +595,12 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
                 True: episodic_pb2.OUTCOME_SUCCESS,
                 False: episodic_pb2.OUTCOME_FAILURE,
             }[success]
-            meta = RecordMeta(source=Source.AGENT, time=utcnow(), tags=tuple(tags or ()))
+            meta = RecordMeta(
+                source=Source.AGENT,
+                time=utcnow(),
+                tags=check_tags(list(tags or ())),
+                importance=importance or 0.0,
+            )
             stored = await engine.write_episode(
                 bank_id,
                 episodic_pb2.Episode(
@@ -360,42 +615,93 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
                     meta=meta.to_pb(),
                 ),
             )
-        except HindsightError as exc:
+        except (HindsightError, grpc.aio.AioRpcError) as exc:
             raise _tool_error(exc) from exc
-        return {"episode_id": stored.id}
+        return EpisodeOutput(episode_id=stored.id)
 
     @server.tool(annotations=_hints("Reflect on finished work", idempotent=True))
     async def reflect(
         ctx: Context[Any, Any],
-        session_id: Annotated[str, Field(max_length=256, description="Only this session; default all.")] = "",
+        session_id: Annotated[
+            str, Field(max_length=256, description="Only this task's session; default every episode.")
+        ] = "",
         bank: BankArg = None,
     ) -> ReflectOutput:
         """Draw lessons from finished episodes, so the next similar task starts wiser."""
         try:
             reply = await engine.reflect(access.bank(bank, ctx), session_id)
-        except HindsightError as exc:
+        except (HindsightError, grpc.aio.AioRpcError) as exc:
             raise _tool_error(exc) from exc
-        return ReflectOutput(
-            lessons=_lesson_outputs(reply.lessons),
-            episodes_read=reply.episodes_read,
-        )
+        return ReflectOutput(lessons=_lesson_outputs(reply.lessons), episodes_read=reply.episodes_read)
 
-    @server.tool(annotations=_hints("Forget turns", destructive=True, idempotent=True))
+    @server.tool(annotations=_hints("Forget memories", destructive=True, idempotent=True))
     async def forget(
         ctx: Context[Any, Any],
-        turn_ids: Annotated[list[str], Field(min_length=1, max_length=1000, description="Turns to forget.")],
-        hard: Annotated[bool, Field(description="Delete for good (privacy) instead of archiving.")] = False,
+        turn_ids: Annotated[
+            list[str] | None,
+            Field(max_length=1000, description="Turns to forget (or use the filters)."),
+            SPLIT_COMMAS,
+        ] = None,
+        session_id: Annotated[str, Field(max_length=256, description="Every turn of this session.")] = "",
+        tags: TagsArg = None,
+        since: Annotated[datetime | None, Field(description="Turns from this time on.")] = None,
+        until: Annotated[datetime | None, Field(description="Turns before this time.")] = None,
+        hard: Annotated[
+            bool,
+            Field(
+                strict=True, description="Delete the named turns for good instead of archiving (see `purge`)."
+            ),
+            AS_BOOL,
+        ] = False,
         bank: BankArg = None,
     ) -> ForgetOutput:
-        """Archive turns (recoverable) or, with `hard`, delete them and everything indexed from them."""
+        """Archive turns (recoverable), named by id or selected by session, tags and time; every filter
+        given must match. With `hard`, the named turns are deleted for good instead."""
         try:
-            result = await engine.forget(access.bank(bank, ctx), turn_ids, hard=hard)
-        except HindsightError as exc:
+            window = _window(since, until)
+            turn_filter = episodic_pb2.TurnFilter(
+                session_id=session_id, tags=list(check_tags(list(tags or ())))
+            )
+            if window.start or window.end:
+                turn_filter.time_range.CopyFrom(window.to_pb())
+            result = await engine.forget(
+                access.bank(bank, ctx), list(turn_ids or ()), hard=hard, turn_filter=turn_filter
+            )
+        except (HindsightError, grpc.aio.AioRpcError) as exc:
             raise _tool_error(exc) from exc
         return ForgetOutput(
             forgotten_count=result.forgotten_count,
             unindexed_count=result.unindexed_count,
             working_removed_count=result.working_removed_count,
+        )
+
+    @server.tool(annotations=_hints("Purge memories for good", destructive=True, idempotent=True))
+    async def purge(
+        ctx: Context[Any, Any],
+        ids: Annotated[
+            list[str] | None,
+            Field(max_length=1000, description="Turn or episode ids to delete."),
+            SPLIT_COMMAS,
+        ] = None,
+        session_id: Annotated[str, Field(max_length=256, description="Delete this whole session.")] = "",
+        whole_bank: Annotated[
+            bool, Field(strict=True, description="Delete everything in the bank."), AS_BOOL
+        ] = False,
+        bank: BankArg = None,
+    ) -> PurgeOutput:
+        """Delete for good (privacy): turns and episodes by id, a whole session, or the whole bank, with
+        everything derived from them in every layer. Give exactly one of `ids`, `session_id`, `whole_bank`.
+        This cannot be undone."""
+        try:
+            result = await engine.purge(access.bank(bank, ctx), list(ids or ()), session_id, whole_bank)
+        except (HindsightError, grpc.aio.AioRpcError) as exc:
+            raise _tool_error(exc) from exc
+        return PurgeOutput(
+            turn_count=result.turn_count,
+            episode_count=result.episode_count,
+            unindexed_count=result.unindexed_count,
+            working_removed_count=result.working_removed_count,
+            lesson_count=result.lesson_count,
         )
 
     @server.tool(annotations=_hints("Compress working memory"))
@@ -410,7 +716,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         names and open tasks; the turns themselves stay in episodic memory."""
         try:
             reply = await engine.compress(access.bank(bank, ctx), session_id)
-        except HindsightError as exc:
+        except (HindsightError, grpc.aio.AioRpcError) as exc:
             raise _tool_error(exc) from exc
         return CompressOutput(
             group_count=reply.group_count,
@@ -431,7 +737,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         """End a session: drop its working memory (episodic memory keeps every turn) and reflect on it."""
         try:
             result = await engine.close_session(access.bank(bank, ctx), session_id)
-        except HindsightError as exc:
+        except (HindsightError, grpc.aio.AioRpcError) as exc:
             raise _tool_error(exc) from exc
         return CloseSessionOutput(
             closed=result.closed,
@@ -447,6 +753,14 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
     return server
 
 
+async def _current_turn(engine: MemoryEngine, bank_id: str, turn_id: str) -> common_pb2.Turn:
+    """The stored turn ``turn_id`` (to keep the metadata an update does not change)."""
+    found = await engine.get_turn(bank_id, turn_id)
+    if found is None:
+        raise ToolError(f"turn_id: no turn {turn_id!r} in bank {bank_id!r}")
+    return found
+
+
 def _to_turn(item: TurnInput, session_id: str, field: str) -> Turn:
     """A validated domain turn from a tool argument."""
     role = role_from_name(item.role, f"{field}.role")
@@ -457,7 +771,7 @@ def _to_turn(item: TurnInput, session_id: str, field: str) -> Turn:
         source=source,
         trust=DEFAULT_TRUST[source],
         time=as_utc(item.time) or utcnow(),
-        tags=tuple(dict.fromkeys(t.strip() for t in item.tags or () if t.strip())),
+        tags=check_tags(list(item.tags or ()), f"{field}.tags"),
         importance=item.importance or 0.0,
     )
     check_text(item.text, f"{field}.text")

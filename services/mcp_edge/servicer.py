@@ -11,7 +11,7 @@ from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
 from hindsight.mcp_edge.domain import ALL_LAYERS, LayerName, RecallQuery, RecallResult
 from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.runtime.errors import InvalidArgument
-from hindsight.runtime.records import TimeRange, Turn, to_timestamp, utcnow
+from hindsight.runtime.records import TimeRange, Turn, from_timestamp, to_timestamp, utcnow
 from hindsight.runtime.validation import check_limit, check_text
 
 DEFAULT_SESSION = "default"
@@ -24,6 +24,45 @@ LAYER_TO_PB = {
     LayerName.REFLECT: memory_pb2.LAYER_REFLECT,
 }
 LAYER_FROM_PB = {v: k for k, v in LAYER_TO_PB.items()}
+ORDER_FROM_PB = {
+    memory_pb2.CONTEXT_ORDER_UNSPECIFIED: "",
+    memory_pb2.CONTEXT_ORDER_SCORE: "score",
+    memory_pb2.CONTEXT_ORDER_IMPORTANCE: "importance",
+    memory_pb2.CONTEXT_ORDER_TIME_ASC: "time_asc",
+    memory_pb2.CONTEXT_ORDER_TIME_DESC: "time_desc",
+    memory_pb2.CONTEXT_ORDER_MIX: "mix",
+}
+MAX_TOKEN_BUDGET = 200_000
+MAX_LIST = 500
+ADMIN_TOKEN_HEADER = "x-hindsight-admin-token"
+LAYERS_HEADER = "x-hindsight-layers"
+"""Trailing metadata of a recall: each layer's status and time (``working=ok:3.1ms,reflect=failed:9ms``)."""
+
+
+def layer_timings(result: RecallResult) -> str:
+    """Each asked layer's status and time, for the response metadata."""
+    return ",".join(
+        f"{o.layer.value}={'ok' if o.ok else 'failed'}:{o.elapsed_ms:.1f}ms" for o in result.outcomes
+    )
+
+
+def check_tags(tags: list[str], field: str = "tags") -> tuple[str, ...]:
+    """Tags stripped and deduplicated; an empty or over-long tag is refused naming its index."""
+    result = []
+    for index, tag in enumerate(tags):
+        if not tag.strip() or len(tag) > 200:
+            raise InvalidArgument(f"{field}[{index}]", "must be 1 to 200 characters")
+        result.append(tag.strip())
+    if len(result) > 32:
+        raise InvalidArgument(field, "at most 32 tags")
+    return tuple(dict.fromkeys(result))
+
+
+def check_min_score(value: float) -> float:
+    """A minimum score between 0 and 1."""
+    if not 0.0 <= value <= 1.0:
+        raise InvalidArgument("min_score", "must be between 0 and 1")
+    return value
 
 
 def turns_from_request(turns: list[common_pb2.Turn]) -> list[Turn]:
@@ -56,7 +95,18 @@ def recall_query_from_request(request: memory_pb2.RecallRequest) -> RecallQuery:
         layers=tuple(dict.fromkeys(layers)) or ALL_LAYERS,
         time_range=TimeRange.from_pb(request.time_range if request.HasField("time_range") else None),
         session_id=request.session_id,
+        min_score=check_min_score(request.min_score),
+        tags=check_tags(list(request.tags)),
+        token_budget=check_limit(request.token_budget, "token_budget", default=0, maximum=MAX_TOKEN_BUDGET),
+        order=_order(request.order),
+        reference_time=from_timestamp(request.reference_time) if request.HasField("reference_time") else None,
     )
+
+
+def _order(value: int) -> str:
+    if value not in ORDER_FROM_PB:
+        raise InvalidArgument("order", "is not a known context order")
+    return ORDER_FROM_PB[value]
 
 
 def recall_response(result: RecallResult) -> memory_pb2.RecallResponse:
@@ -71,6 +121,7 @@ def recall_response(result: RecallResult) -> memory_pb2.RecallResponse:
                 score=m.score,
                 meta=m.meta.to_pb(),
                 layers=[LAYER_TO_PB[layer] for layer in m.layers],
+                kind=m.kind,
             )
             for m in result.memories
         ],
@@ -85,6 +136,18 @@ def recall_response(result: RecallResult) -> memory_pb2.RecallResponse:
             )
             for o in result.outcomes
         ],
+        context=result.context.text,
+        context_ids=list(result.context.ids),
+        context_tokens=result.context.tokens,
+        analysis=memory_pb2.QueryAnalysis(
+            time_expression=result.analysis.time_expression,
+            time_range=result.analysis.time_range.to_pb(),
+            time_use=result.analysis.time_use,
+            entities=list(result.analysis.entities),
+            keywords=list(result.analysis.keywords),
+            rewrites=list(result.analysis.rewrites),
+        ),
+        elapsed_ms=result.elapsed_ms,
     )
 
 
@@ -97,7 +160,9 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
     async def Retain(
         self, request: memory_pb2.RetainRequest, context: grpc.aio.ServicerContext
     ) -> memory_pb2.RetainResponse:
-        result = await self.engine.retain(request.bank_id, turns_from_request(list(request.turns)))
+        result = await self.engine.retain_logged(
+            request.bank_id, turns_from_request(list(request.turns)), "grpc"
+        )
         return memory_pb2.RetainResponse(
             turn_ids=list(result.turn_ids), duplicate_count=result.duplicate_count, indexed=result.indexed
         )
@@ -105,7 +170,9 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
     async def Recall(
         self, request: memory_pb2.RecallRequest, context: grpc.aio.ServicerContext
     ) -> memory_pb2.RecallResponse:
-        return recall_response(await self.engine.recall(recall_query_from_request(request)))
+        result = await self.engine.recall(recall_query_from_request(request))
+        context.set_trailing_metadata(((LAYERS_HEADER, layer_timings(result)),))
+        return recall_response(result)
 
     async def WriteEpisode(
         self, request: memory_pb2.WriteEpisodeRequest, context: grpc.aio.ServicerContext
@@ -123,7 +190,12 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
     async def Forget(
         self, request: memory_pb2.ForgetRequest, context: grpc.aio.ServicerContext
     ) -> memory_pb2.ForgetResponse:
-        result = await self.engine.forget(request.bank_id, list(request.turn_ids), hard=request.hard)
+        result = await self.engine.forget(
+            request.bank_id,
+            list(request.turn_ids),
+            hard=request.hard,
+            turn_filter=request.filter if request.HasField("filter") else None,
+        )
         return memory_pb2.ForgetResponse(
             forgotten_count=result.forgotten_count,
             unindexed_count=result.unindexed_count,
@@ -156,3 +228,62 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
             lessons=list(result.lessons),
             episodes_read=result.episodes_read,
         )
+
+    async def ListRecent(
+        self, request: memory_pb2.ListRecentRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.ListRecentResponse:
+        reply = await self.engine.list_recent(
+            request.bank_id,
+            limit=check_limit(request.limit, "limit", default=20, maximum=MAX_LIST),
+            session_id=request.session_id,
+            tags=check_tags(list(request.tags)),
+            include_archived=request.include_archived,
+            page_token=request.page_token,
+        )
+        return memory_pb2.ListRecentResponse(turns=reply.turns, next_page_token=reply.next_page_token)
+
+    async def Update(
+        self, request: memory_pb2.UpdateRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.UpdateResponse:
+        if request.text:
+            check_text(request.text, "text")
+        turn, superseded, indexed = await self.engine.update(
+            request.bank_id,
+            request.turn_id,
+            text=request.text,
+            meta=request.meta if request.HasField("meta") else None,
+        )
+        return memory_pb2.UpdateResponse(turn=turn, superseded_id=superseded, indexed=indexed)
+
+    async def Purge(
+        self, request: memory_pb2.PurgeRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.PurgeResponse:
+        result = await self.engine.purge(
+            request.bank_id, list(request.ids), request.session_id, request.whole_bank
+        )
+        return memory_pb2.PurgeResponse(
+            turn_count=result.turn_count,
+            episode_count=result.episode_count,
+            unindexed_count=result.unindexed_count,
+            working_removed_count=result.working_removed_count,
+            lesson_count=result.lesson_count,
+        )
+
+    async def DebugList(
+        self, request: memory_pb2.DebugListRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.DebugListResponse:
+        token = next(
+            (
+                item.value if isinstance(item.value, str) else item.value.decode()
+                for item in context.invocation_metadata() or ()
+                if item.key == ADMIN_TOKEN_HEADER
+            ),
+            None,
+        )
+        turns, episodes, next_token = await self.engine.debug_list(
+            request.bank_id,
+            token,
+            limit=check_limit(request.limit, "limit", default=100, maximum=MAX_LIST),
+            page_token=request.page_token,
+        )
+        return memory_pb2.DebugListResponse(turns=turns, episodes=episodes, next_page_token=next_token)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hindsight.mcp_edge.domain import LayerName
+from hindsight.mcp_edge.domain import CONTEXT_ORDERS, LayerName
+from hindsight.mcp_edge.fusion import Adjustments
 from hindsight.runtime.settings import SettingsError, env
 
 
@@ -61,6 +62,82 @@ class EdgeSettings:
         0.3,
         "Score fusion: share of the session's best three scores added to each of its turns (0: off).",
     )
+    signal_weights: str = env(
+        "HINDSIGHT_SIGNAL_WEIGHTS",
+        "vector=0.5,keyword=0.5,tags=0.2",
+        "Weight of each signal in fusion: vector (semantic layer), keyword (episodic, working and lesson "
+        "search) and tags (a record's tags matching the recall's tags or the query's words); each layer's "
+        "list weighs its layer weight times its signal weight.",
+    )
+    recency_half_life_days: float = env(
+        "HINDSIGHT_RECENCY_HALF_LIFE_DAYS", 30.0, "Half-life, in days, of the recency factor."
+    )
+    recency_weight: float = env(
+        "HINDSIGHT_RECENCY_WEIGHT",
+        0.0,
+        "Share of a score that decays with age (0: no recency factor, 1: all of it).",
+    )
+    importance_weight: float = env(
+        "HINDSIGHT_IMPORTANCE_WEIGHT", 0.3, "A score is multiplied by 1 + this x the record's importance."
+    )
+    confidence_weight: float = env(
+        "HINDSIGHT_CONFIDENCE_WEIGHT",
+        0.5,
+        "A score is multiplied by 1 - this x (1 - confidence): low-confidence lessons and facts weigh less.",
+    )
+    trust_weight: float = env(
+        "HINDSIGHT_TRUST_WEIGHT", 0.2, "A score is multiplied by 1 - this x (1 - trust level; high 1, low 0)."
+    )
+    query_time: str = env(
+        "HINDSIGHT_QUERY_TIME",
+        "boost",
+        "What a time expression in a query does ('last Tuesday', '上周三'): 'boost' memories in its range, "
+        "'filter' to its range, or 'off'. An explicit time range always wins.",
+    )
+    time_boost: float = env(
+        "HINDSIGHT_TIME_BOOST",
+        0.5,
+        "With query time 'boost': memories in the query's time range gain this share of the best score.",
+    )
+    query_rewrites: int = env(
+        "HINDSIGHT_QUERY_REWRITES",
+        2,
+        "Rewrites searched besides the query (without its time words; names and content words alone).",
+    )
+    rewrite_weight: float = env(
+        "HINDSIGHT_REWRITE_WEIGHT", 0.8, "How much a rewrite's hits count against the original query's."
+    )
+    llm_rewrite: bool = env(
+        "HINDSIGHT_LLM_REWRITE",
+        True,
+        "Ask the configured LLM (LLM_API_BASE) for one more rewrite; off when no LLM is configured.",
+    )
+    layer_share: float = env(
+        "HINDSIGHT_LAYER_SHARE",
+        0.8,
+        "Share of the recall deadline the layers get; the rest is kept for rerank and assembly.",
+    )
+    lessons_first: bool = env(
+        "HINDSIGHT_LESSONS_FIRST", True, "Put recalled lessons ahead of other memories in the answer."
+    )
+    context_tokens: int = env(
+        "HINDSIGHT_CONTEXT_TOKENS", 2000, "Default token budget of the context a recall assembles."
+    )
+    context_order: str = env(
+        "HINDSIGHT_CONTEXT_ORDER",
+        "score",
+        "Order within each section of the context: score, importance, time_asc, time_desc or mix.",
+    )
+    record_access: bool = env(
+        "HINDSIGHT_RECORD_ACCESS",
+        True,
+        "Tell episodic memory which records each recall returned (hit counts), off the request path.",
+    )
+    admin_token: str = env(
+        "HINDSIGHT_ADMIN_TOKEN",
+        "",
+        "Token that unlocks the debug listing of a bank's memories; empty: the listing is refused.",
+    )
     mcp_host: str = env("HINDSIGHT_MCP_HOST", "127.0.0.1", "Address MCP streamable HTTP binds.")
     mcp_port: int = env("HINDSIGHT_MCP_PORT", 8765, "Port of MCP streamable HTTP; 0 disables HTTP.")
     mcp_path: str = env("HINDSIGHT_MCP_PATH", "/mcp", "Path of the MCP endpoint.")
@@ -71,7 +148,24 @@ class EdgeSettings:
             raise SettingsError("HINDSIGHT_FUSION must be 'score' or 'rrf'")
         if self.session_boost < 0:
             raise SettingsError("HINDSIGHT_SESSION_BOOST must not be negative")
+        if self.query_time not in {"boost", "filter", "off"}:
+            raise SettingsError("HINDSIGHT_QUERY_TIME must be 'boost', 'filter' or 'off'")
+        if self.context_order not in CONTEXT_ORDERS:
+            raise SettingsError(f"HINDSIGHT_CONTEXT_ORDER must be one of {', '.join(CONTEXT_ORDERS)}")
+        if not 0 < self.layer_share <= 1:
+            raise SettingsError("HINDSIGHT_LAYER_SHARE must be in (0, 1]")
+        if self.query_rewrites < 0 or self.context_tokens < 1 or self.recency_half_life_days <= 0:
+            raise SettingsError(
+                "HINDSIGHT_QUERY_REWRITES must not be negative, HINDSIGHT_CONTEXT_TOKENS and "
+                "HINDSIGHT_RECENCY_HALF_LIFE_DAYS must be positive"
+            )
+        for name in ("recency_weight", "confidence_weight", "trust_weight"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise SettingsError(f"HINDSIGHT_{name.upper()} must be between 0 and 1")
+        if self.importance_weight < 0 or self.time_boost < 0 or self.rewrite_weight < 0:
+            raise SettingsError("importance weight, time boost and rewrite weight must not be negative")
         self.layer_weights()
+        self.signals()
 
     def layer_weights(self) -> dict[LayerName, float]:
         """``fusion_weights`` parsed; unknown layer names are refused, so a typo never goes unnoticed."""
@@ -83,3 +177,43 @@ class EdgeSettings:
             except ValueError:
                 raise SettingsError(f"HINDSIGHT_FUSION_WEIGHTS: {pair!r} is not layer=weight") from None
         return weights
+
+    def signals(self) -> dict[str, float]:
+        """``signal_weights`` parsed: vector, keyword and tags (a signal left out weighs 0)."""
+        weights = dict.fromkeys(SIGNALS, 0.0)
+        for pair in filter(None, (item.strip() for item in self.signal_weights.split(","))):
+            name, _, value = pair.partition("=")
+            if name.strip() not in weights:
+                raise SettingsError(f"HINDSIGHT_SIGNAL_WEIGHTS: unknown signal {name.strip()!r}")
+            try:
+                weights[name.strip()] = float(value)
+            except ValueError:
+                raise SettingsError(f"HINDSIGHT_SIGNAL_WEIGHTS: {pair!r} is not signal=weight") from None
+        return weights
+
+    def list_weights(self) -> dict[LayerName, float]:
+        """Weight of each layer's list in fusion: its layer weight times its signal's weight."""
+        signals, layers = self.signals(), self.layer_weights()
+        return {layer: layers[layer] * signals[LAYER_SIGNAL[layer]] for layer in LayerName}
+
+    def adjustments(self) -> Adjustments:
+        """The score factors applied after fusion."""
+        return Adjustments(
+            recency_half_life_days=self.recency_half_life_days,
+            recency_weight=self.recency_weight,
+            importance_weight=self.importance_weight,
+            confidence_weight=self.confidence_weight,
+            trust_weight=self.trust_weight,
+            time_boost=self.time_boost if self.query_time == "boost" else 0.0,
+        )
+
+
+SIGNALS = ("vector", "keyword", "tags")
+"""The signals fusion weighs."""
+LAYER_SIGNAL = {
+    LayerName.WORKING: "keyword",
+    LayerName.EPISODIC: "keyword",
+    LayerName.SEMANTIC: "vector",
+    LayerName.REFLECT: "keyword",
+}
+"""Which signal each layer's search is."""

@@ -22,6 +22,7 @@ from typing import Protocol
 import numpy as np
 
 from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
+from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
 from hindsight.reflect.derive import derive_lessons
 from hindsight.reflect.domain import (
     Episode,
@@ -37,7 +38,9 @@ from hindsight.reflect.llm_reflect import LLMReflector, has_results
 from hindsight.reflect.settings import ReflectSettings
 from hindsight.reflect.store import LessonStore, Merge
 from hindsight.runtime.channels import LayerClient
+from hindsight.runtime.errors import Unavailable
 from hindsight.runtime.logs import deadline_var
+from hindsight.runtime.records import to_timestamp
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +89,31 @@ class InferenceEmbedder:
             )
             vectors.extend(list(e.values) for e in reply.embeddings)
         return vectors
+
+
+class ColdTier(Protocol):
+    """The semantic layer's cold tier, as maintenance sees it."""
+
+    async def mark_cold(self, bank_id: str, unused_before: datetime, importance_below: float) -> int:
+        """Move records untouched since ``unused_before`` and less important than that to the cold tier."""
+        ...
+
+
+class SemanticColdTier:
+    """The real cold tier: the semantic layer's ``MarkCold`` over gRPC."""
+
+    def __init__(self, client: LayerClient[semantic_pb2_grpc.SemanticServiceStub]) -> None:
+        self._client = client
+
+    async def mark_cold(self, bank_id: str, unused_before: datetime, importance_below: float) -> int:
+        """Returns how many records moved."""
+        reply = await self._client.call(
+            "MarkCold",
+            semantic_pb2.MarkColdRequest(
+                bank_id=bank_id, unused_before=to_timestamp(unused_before), importance_below=importance_below
+            ),
+        )
+        return int(reply.moved_count)
 
 
 def freshness(lesson: Lesson, now: datetime, settings: ReflectSettings) -> float:
@@ -159,6 +187,7 @@ class ReflectEngine:
     reflector: LLMReflector | None = None
     embedder: Embedder | None = None
     clock: Callable[[], datetime] = utc_now
+    cold_tier: ColdTier | None = None
 
     async def reflect(self, bank_id: str, session_id: str, trigger: str = "explicit") -> Reflection:
         """Derive lessons from the bank's (or one session's) episodes; a known lesson is merged, not added."""
@@ -218,6 +247,10 @@ class ReflectEngine:
         """Banks to maintain."""
         return await self.store.banks()
 
+    async def purge(self, bank_id: str, source_ids: Sequence[str], session_id: str, whole_bank: bool) -> int:
+        """Delete for good the lessons drawn from purged records (or every lesson of the bank)."""
+        return await self.store.purge(bank_id, list(dict.fromkeys(source_ids)), session_id, whole_bank)
+
     async def maintain(self, bank_id: str) -> Maintenance:
         """Triggers, decay, archive, merge: in that order, so new lessons are merged in the same run."""
         report = Maintenance()
@@ -248,9 +281,19 @@ class ReflectEngine:
             vectors = await self.embedder.embed(bank_id, [lesson.lesson for lesson in current])
             for merge in near_duplicates(current, vectors, self.settings.merge_similarity):
                 report.merged_ids.extend(await self.store.merge(bank_id, merge, now))
+        cold = 0
+        if self.cold_tier is not None and self.settings.cold_after_days > 0:
+            unused_before = now - timedelta(days=self.settings.cold_after_days)
+            try:
+                cold = await self.cold_tier.mark_cold(
+                    bank_id, unused_before, self.settings.cold_below_importance
+                )
+            except Unavailable as exc:
+                report.skipped.append(f"semantic cold tier: {exc}")
         log.info(
             "maintained",
             extra={
+                "semantic_cold": cold,
                 "decayed": report.decayed_ids,
                 "archived": report.archived_ids,
                 "merged": report.merged_ids,

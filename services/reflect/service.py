@@ -18,7 +18,8 @@ import psycopg
 from hindsight.contracts.episodic.v1 import episodic_pb2_grpc
 from hindsight.contracts.inference.v1 import inference_pb2_grpc
 from hindsight.contracts.reflect.v1 import reflect_pb2_grpc
-from hindsight.reflect.engine import InferenceEmbedder, ReflectEngine
+from hindsight.contracts.semantic.v1 import semantic_pb2_grpc
+from hindsight.reflect.engine import InferenceEmbedder, ReflectEngine, SemanticColdTier
 from hindsight.reflect.episodes import EpisodicClient
 from hindsight.reflect.llm_reflect import LLMReflector
 from hindsight.reflect.servicer import ReflectServicer
@@ -71,6 +72,16 @@ async def open_service(
         if settings.inference_addr
         else None
     )
+    semantic = (
+        LayerClient(
+            settings.semantic_addr,
+            semantic_pb2_grpc.SemanticServiceStub,
+            token=settings.internal_token,
+            default_timeout=settings.inference_timeout,
+        )
+        if settings.semantic_addr
+        else None
+    )
     reflector = (
         LLMReflector(
             llm,
@@ -95,6 +106,7 @@ async def open_service(
                 settings,
                 reflector=reflector,
                 embedder=InferenceEmbedder(inference) if inference is not None else None,
+                cold_tier=SemanticColdTier(semantic) if semantic is not None else None,
             )
             log.info("reflect layer open", extra={"llm": llm is not None, "merge": inference is not None})
 
@@ -123,6 +135,8 @@ async def open_service(
             task.cancel()
         await asyncio.gather(*schedules, return_exceptions=True)
         await episodic.close()
+        if semantic is not None:
+            await semantic.close()
         if inference is not None:
             await inference.close()
         if llm is not None:

@@ -17,6 +17,7 @@ MAX_PAGE_SIZE = 500
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
 MAX_SESSION_ID_CHARS = 256
+MAX_PURGE_IDS = 10_000
 METHOD_TO_PB = {
     Method.RULES: reflect_pb2.REFLECTION_METHOD_RULES,
     Method.LLM: reflect_pb2.REFLECTION_METHOD_LLM,
@@ -119,3 +120,17 @@ class ReflectServicer(reflect_pb2_grpc.ReflectServiceServicer):
         return reflect_pb2.SearchLessonsResponse(
             hits=[reflect_pb2.ScoredLesson(lesson=lesson_to_pb(hit.lesson), score=hit.score) for hit in hits]
         )
+
+    async def PurgeLessons(
+        self, request: reflect_pb2.PurgeLessonsRequest, context: grpc.aio.ServicerContext
+    ) -> reflect_pb2.PurgeLessonsResponse:
+        if not request.source_ids and not request.session_id and not request.whole_bank:
+            raise InvalidArgument("source_ids", "give source ids, a session_id or whole_bank")
+        if len(request.source_ids) > MAX_PURGE_IDS:
+            raise InvalidArgument("source_ids", f"must hold at most {MAX_PURGE_IDS} ids")
+        if len(request.session_id) > MAX_SESSION_ID_CHARS:
+            raise InvalidArgument("session_id", f"must be at most {MAX_SESSION_ID_CHARS} characters")
+        deleted = await self.engine.purge(
+            request.bank_id, list(request.source_ids), request.session_id, request.whole_bank
+        )
+        return reflect_pb2.PurgeLessonsResponse(deleted_count=deleted)

@@ -42,6 +42,21 @@ class ReflectSettings:
     inference_addr: str = env(
         "HINDSIGHT_INFERENCE_ADDR", "", "Address (host:port) of the inference layer; merging needs its Embed."
     )
+    semantic_addr: str = env(
+        "HINDSIGHT_SEMANTIC_ADDR",
+        "",
+        "Address (host:port) of the semantic layer; maintenance moves cold records.",
+    )
+    cold_after_days: float = env(
+        "HINDSIGHT_REFLECT_COLD_AFTER_DAYS",
+        180.0,
+        "Days a semantic record goes unwritten before maintenance may move it to the cold tier (0: never).",
+    )
+    cold_below_importance: float = env(
+        "HINDSIGHT_REFLECT_COLD_BELOW_IMPORTANCE",
+        0.5,
+        "Only semantic records less important than this go cold.",
+    )
     inference_timeout: float = env(
         "HINDSIGHT_REFLECT_INFERENCE_TIMEOUT", 30.0, "Seconds one Embed call may take during maintenance."
     )

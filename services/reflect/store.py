@@ -97,6 +97,10 @@ class LessonStore(Protocol):
         """Keyword search over current lessons, counting a hit on every lesson returned."""
         ...
 
+    async def purge(self, bank_id: str, source_ids: Sequence[str], session_id: str, whole_bank: bool) -> int:
+        """Delete lessons citing any of the source ids (and the session's mark), or the whole bank's."""
+        ...
+
     async def ready(self) -> bool:
         """Whether PostgreSQL answers; never raises."""
         ...
@@ -444,6 +448,40 @@ class PostgresLessonStore:
             rows = await cur.fetchall()
         hits = [ScoredLesson(_lesson(row), float(row["score"])) for row in rows]
         return sorted(hits, key=lambda hit: (-hit.score, hit.lesson.id))
+
+    async def purge(self, bank_id: str, source_ids: Sequence[str], session_id: str, whole_bank: bool) -> int:
+        """Hard delete, archived lessons included (their provenance holds the purged ids too); a whole
+        bank also loses its session marks, LLM budget and its place in the list of banks."""
+        schema = self._schema
+        lessons = sql.Identifier(schema, "lessons")
+        async with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            if whole_bank:
+                await cur.execute(sql.SQL("DELETE FROM {} WHERE bank_id = %s").format(lessons), (bank_id,))
+                deleted = max(cur.rowcount, 0)
+                for table in ("session_marks", "llm_budget", "banks"):
+                    await cur.execute(
+                        sql.SQL("DELETE FROM {} WHERE bank_id = %s").format(sql.Identifier(schema, table)),
+                        (bank_id,),
+                    )
+                self._known_banks.discard(bank_id)
+                return deleted
+            await cur.execute(
+                sql.SQL(
+                    "DELETE FROM {} WHERE bank_id = %s AND (source_episode_ids && %s::text[] "
+                    "OR source_turn_ids && %s::text[])"
+                ).format(lessons),
+                (bank_id, list(source_ids), list(source_ids)),
+            )
+            deleted = max(cur.rowcount, 0)
+            if session_id:
+                await cur.execute(
+                    sql.SQL("DELETE FROM {} WHERE bank_id = %s AND session_id = %s").format(
+                        sql.Identifier(schema, "session_marks")
+                    ),
+                    (bank_id, session_id),
+                )
+        log.info("purged lessons", extra={"bank_id": bank_id, "deleted": deleted})
+        return deleted
 
     async def ready(self) -> bool:
         """``SELECT 1`` answers."""

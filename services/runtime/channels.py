@@ -40,14 +40,21 @@ class LayerClient(Generic[StubT]):
     """A channel to one layer and its stub; ``call`` is the only way in, so no call lacks a deadline."""
 
     def __init__(
-        self, target: str, stub_class: type[StubT], *, token: str = "", default_timeout: float = 10.0
+        self,
+        target: str,
+        stub_class: type[StubT],
+        *,
+        token: str = "",
+        default_timeout: float = 10.0,
+        options: tuple[tuple[str, Any], ...] = (),
     ) -> None:
+        """``options`` are added to the channel's defaults (e.g. a shorter reconnect back-off)."""
         if not target:
             raise ValueError(f"no address configured for {stub_class.__name__}")
         self.target = target
         self.default_timeout = default_timeout
         self._token = token
-        self._channel = grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS)
+        self._channel = grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS + options)
         self.stub: StubT = stub_class(self._channel)  # type: ignore[call-arg]
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:

@@ -51,7 +51,8 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         inner = handler.unary_unary
 
         async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            request_id = _metadata(context, REQUEST_ID_HEADER) or uuid.uuid4().hex
+            sent_id = _metadata(context, REQUEST_ID_HEADER)
+            request_id = sent_id or uuid.uuid4().hex
             bank = getattr(request, "bank_id", "")
             remaining = context.time_remaining()
             tokens = [request_id_var.set(request_id), bank_var.set(bank), method_var.set(method)]
@@ -59,7 +60,8 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             started = time.perf_counter()
             code = grpc.StatusCode.OK
             try:
-                await context.send_initial_metadata(((REQUEST_ID_HEADER, request_id),))
+                if not sent_id:  # a caller that sent its id knows it, and an echo is one more send per call
+                    await context.send_initial_metadata(((REQUEST_ID_HEADER, request_id),))
                 if hasattr(request, "bank_id"):
                     check_bank_id(bank)
                     self.grants.check(bearer(_metadata(context, "authorization")), bank)

@@ -12,10 +12,10 @@ from hindsight.runtime.settings import ServerSettings
 
 
 @contextlib.asynccontextmanager
-async def serving(factory: ServiceFactory, tokens: str = "") -> AsyncIterator[RunningServer]:
-    """Serve ``factory`` on 127.0.0.1 at a free port for the duration of the block."""
+async def serving(factory: ServiceFactory, tokens: str = "", port: int = 0) -> AsyncIterator[RunningServer]:
+    """Serve ``factory`` on 127.0.0.1 for the duration of the block, at ``port`` (0: a free one)."""
     settings = ServerSettings(
-        host="127.0.0.1", port=0, tokens=tokens, grace_seconds=0.5, readiness_interval=0.1
+        host="127.0.0.1", port=port, tokens=tokens, grace_seconds=0.5, readiness_interval=0.1
     )
     async with running(factory, settings) as server:
         yield server

@@ -1,30 +1,154 @@
-"""Semantic memory's logic: embed through the inference layer, then store or search in the vector store."""
+"""Semantic memory's logic: extract, embed, merge or supersede, store; search with graph expansion.
+
+The write path of one Upsert, in order: facts and entities are extracted from the turns; every text
+(records and facts) is embedded in one batched call; a distilled record (fact, preference, rule,
+entity summary) at cosine >= the dedup threshold to a current one of its kind merges into it (newer
+text wins, provenance and merged ids unioned); a fact about a subject's single-valued attribute that
+contradicts the current value supersedes it, becomes history itself, or goes to the review queue
+(see :func:`settle`); then everything is written in one call.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import enum
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 
-from hindsight.runtime.records import TimeRange
+import numpy as np
+
+from hindsight.runtime.errors import FailedPrecondition, InvalidArgument, NotFound
+from hindsight.runtime.records import TimeRange, content_id
 from hindsight.semantic.embedder import Embedder
-from hindsight.semantic.records import EmbeddedRecord, ScoredRecord, SemanticRecord
-from hindsight.semantic.store import VectorStore
+from hindsight.semantic.extract import Extraction, RuleExtractor, entities_of_fact, is_multi_valued
+from hindsight.semantic.llm_extract import LLMExtractor
+from hindsight.semantic.records import (
+    DISTILLED,
+    EmbeddedRecord,
+    Entity,
+    RecordKind,
+    Resolution,
+    ReviewItem,
+    ScoredRecord,
+    SearchOptions,
+    SemanticRecord,
+)
+from hindsight.semantic.store import VectorStore, key_of
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 200
+DEDUP_THRESHOLD = 0.95
+HOP_DECAY = 0.9
+"""An expanded fact scores at least ``best direct score * HOP_DECAY ** hops``."""
+MAX_LLM_PASSES = 8
+"""LLM extractions running after their Upserts replied; beyond it a batch keeps the rules' facts only."""
+MAX_QUERY_KEYS = 300
+"""Candidate entity names read from one query."""
 
 
 def embedding_text(record: SemanticRecord) -> str:
-    """What a record's vector encodes: ``"speaker: text"`` when the speaker is known, else the text.
+    """What a record's vector encodes: ``"speaker: text"`` for a turn whose speaker is known, else the text.
 
     Questions name people ("What did Caroline paint?"); a turn's text rarely names its own speaker,
     so without it a vector cannot tell whose memory it is (R@10 of the vector channel on the LoCoMo
-    dev split: 0.19 for the text alone, 0.33 with the speaker; docs/retrieval.md).
+    dev split: 0.19 for the text alone, 0.33 with the speaker; docs/retrieval.md). Facts name their
+    subject in their text already.
     """
-    return f"{record.speaker}: {record.text}" if record.speaker else record.text
+    if record.speaker and record.kind not in DISTILLED:
+        return f"{record.speaker}: {record.text}"
+    return record.text
+
+
+def utc_now() -> datetime:
+    """The real clock; tests inject their own."""
+    return datetime.now(UTC)
+
+
+class Outcome(enum.Enum):
+    """How a conflict between a new fact and the current one is settled."""
+
+    SUPERSEDE = "supersede"
+    """The new fact is current; the old one becomes history."""
+    HISTORY = "history"
+    """The new fact is older news: it is stored as history, superseded by the current one."""
+    REVIEW = "review"
+    """Time and trust disagree, or cannot tell: queued for a decision."""
+
+
+def _sign(value: float) -> int:
+    return (value > 0) - (value < 0)
+
+
+def settle(new: SemanticRecord, old: SemanticRecord) -> tuple[Outcome, str]:
+    """Decide a conflict by time (when each was true or said) and trust; with the reason.
+
+    A later statement replaces an earlier one unless it is less trusted; a more trusted one replaces a
+    less trusted one unless it is older. When both speak at the same moment, trust alone decides.
+    """
+    new_time, old_time = new.valid_from or new.meta.time, old.valid_from or old.meta.time
+    time_order = _sign((new_time - old_time).total_seconds()) if new_time and old_time else 1
+    trust_order = _sign(int(new.meta.trust) - int(old.meta.trust))
+    if time_order == 0:
+        if trust_order == 0:
+            return Outcome.REVIEW, "both values were stated at the same time with the same trust"
+        return (Outcome.SUPERSEDE if trust_order > 0 else Outcome.HISTORY), "settled by trust"
+    if trust_order == 0 or trust_order == time_order:
+        return (Outcome.SUPERSEDE if time_order > 0 else Outcome.HISTORY), "settled by time"
+    if time_order > 0:
+        return Outcome.REVIEW, "the newer value comes from a less trusted source"
+    return Outcome.REVIEW, "the more trusted value is older than the current one"
+
+
+def merge_into(kept: SemanticRecord, new: SemanticRecord) -> SemanticRecord:
+    """``kept`` absorbs ``new``: newer text and value, unioned provenance, tags and merged ids."""
+    meta = replace(
+        kept.meta,
+        source_turn_ids=tuple(dict.fromkeys((*kept.meta.source_turn_ids, *new.meta.source_turn_ids))),
+        tags=tuple(dict.fromkeys((*kept.meta.tags, *new.meta.tags))),
+        importance=max(kept.meta.importance, new.meta.importance),
+        trust=max(kept.meta.trust, new.meta.trust),
+        time=max((t for t in (kept.meta.time, new.meta.time) if t), default=None),
+    )
+    merged = (*kept.merged_ids, *([new.id] if new.id != kept.id else []), *new.merged_ids)
+    return replace(
+        kept,
+        text=new.text,
+        value=new.value or kept.value,
+        meta=meta,
+        source_episode_ids=tuple(dict.fromkeys((*kept.source_episode_ids, *new.source_episode_ids))),
+        confidence=max(kept.confidence, new.confidence),
+        merged_ids=tuple(dict.fromkeys(m for m in merged if m != kept.id)),
+    )
+
+
+def query_keys(query: str) -> list[str]:
+    """Names a query might hold, in :func:`key_of` form: Latin word runs of one to three words (a
+    possessive ``'s`` dropped) and Chinese runs of two to four characters."""
+    keys: list[str] = []
+    words = [re.sub(r"['\u2019]s$", "", w) for w in re.findall(r"[A-Za-z][\w'\u2019-]*", query)]
+    for size in (1, 2, 3):
+        keys.extend(" ".join(words[i : i + size]) for i in range(len(words) - size + 1))
+    for run in re.findall(r"[\u4e00-\u9fff]+", query):
+        for size in (2, 3, 4):
+            keys.extend(run[i : i + size] for i in range(len(run) - size + 1))
+    return list(dict.fromkeys(key_of(k) for k in keys if k))[:MAX_QUERY_KEYS]
+
+
+@dataclass
+class _Batch:
+    """The records one upsert will write, by id, with their vectors."""
+
+    records: dict[str, EmbeddedRecord] = field(default_factory=dict)
+    superseded: list[tuple[str, datetime, str]] = field(default_factory=list)
+    reviews: list[ReviewItem] = field(default_factory=list)
+
+    def put(self, record: SemanticRecord, vector: list[float]) -> None:
+        self.records[record.id] = EmbeddedRecord(record, vector)
 
 
 @dataclass
@@ -33,23 +157,351 @@ class SemanticEngine:
 
     store: VectorStore
     embedder: Embedder
+    extractor: RuleExtractor | None = field(default_factory=RuleExtractor)
+    llm: LLMExtractor | None = None
+    hops: int = 0
+    """Entity-graph expansion depth of a search that does not say."""
+    dedup_threshold: float = DEDUP_THRESHOLD
+    clock: Callable[[], datetime] = utc_now
+    _pending: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
 
+    # ----- write path ---------------------------------------------------------------------------------
     async def upsert(self, bank_id: str, records: Sequence[SemanticRecord]) -> int:
-        """Embed every text first, then write all points at once: a failed embedding writes nothing."""
-        vectors = await self.embedder.embed(bank_id, [embedding_text(record) for record in records])
-        written = await self.store.upsert(
-            bank_id, [EmbeddedRecord(record, vector) for record, vector in zip(records, vectors, strict=True)]
+        """Extract by rules, embed every text in one batched call, merge or supersede, write; returns the
+        number of records given. The LLM extractor, when configured, runs after the reply (its facts join
+        when it answers), so retain never waits for it.
+
+        A failed embedding writes nothing. Writing a record again by id (a re-delivery) replaces it, and
+        the facts extracted from it again merge into themselves, so re-delivery changes nothing.
+        """
+        given = list({record.id: record for record in records}.values())
+        turns = [record for record in given if record.kind is RecordKind.TURN]
+        extraction = self.extractor.extract(turns) if self.extractor is not None and turns else Extraction()
+        await self._write(bank_id, given, extraction)
+        if self.llm is not None and turns and len(self._pending) >= MAX_LLM_PASSES:
+            log.warning(
+                "llm fact passes all busy; this batch keeps the rules' facts", extra={"turns": len(turns)}
+            )
+        elif self.llm is not None and turns:
+            task = asyncio.create_task(self._llm_pass(self.llm, bank_id, turns))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+        return len(given)
+
+    async def _llm_pass(self, llm: LLMExtractor, bank_id: str, turns: Sequence[SemanticRecord]) -> None:
+        """Runs after the Upsert replied: a failure is logged, the rules' facts stay."""
+        try:
+            found = await llm.extract(bank_id, turns)
+            if found is not None and found.facts:
+                await self._write(bank_id, [], found)
+        except Exception:
+            log.exception("llm fact pass failed", extra={"bank_id": bank_id})
+
+    async def drain(self) -> None:
+        """Wait for the LLM passes in flight (on shutdown, and in tests)."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+
+    async def _write(self, bank_id: str, given: list[SemanticRecord], extraction: Extraction) -> None:
+        """Embed, merge or supersede, then write records, links, review items and entities, in that order
+        (records first: a link or an entity never points at a record that was not written)."""
+        ids = {record.id for record in given}
+        everything = given + [fact for fact in extraction.facts if fact.id not in ids]
+        if not everything:
+            return
+        vectors = await self.embedder.embed(bank_id, [embedding_text(record) for record in everything])
+        items = [EmbeddedRecord(r, v) for r, v in zip(everything, vectors, strict=True)]
+        batch = _Batch()
+        for item in items:
+            if item.record.kind not in DISTILLED:
+                batch.put(item.record, item.vector)
+        await self._distil(bank_id, [item for item in items if item.record.kind in DISTILLED], batch)
+        entities = list(extraction.entities)
+        for record in given:  # facts the caller distilled feed the graph too
+            if record.kind in DISTILLED and record.subject and record.attribute and record.value:
+                entities.extend(
+                    entities_of_fact(record.subject, record.attribute, record.value, record.speaker)
+                )
+        written = await self.store.upsert(bank_id, list(batch.records.values()))
+        for record_id, valid_to, by in batch.superseded:
+            await self.store.supersede(bank_id, record_id, valid_to, by)
+        for review in batch.reviews:
+            await self.store.add_review(bank_id, review)
+        if entities:
+            await self.store.put_entities(bank_id, entities)
+        log.info(
+            "upserted",
+            extra={
+                "records": len(given),
+                "facts": len(extraction.facts),
+                "written": written,
+                "superseded": len(batch.superseded),
+                "reviews": len(batch.reviews),
+            },
         )
-        log.info("upserted", extra={"records": written})
-        return written
 
-    async def search(self, bank_id: str, query: str, limit: int, time_range: TimeRange) -> list[ScoredRecord]:
-        """The bank's records closest in meaning to ``query``, best first."""
+    async def _distil(self, bank_id: str, items: Sequence[EmbeddedRecord], batch: _Batch) -> None:
+        """Merge near-duplicates, then settle conflicts, in the order the records came."""
+        if not items:
+            return
+        known = await self.store.get(bank_id, [item.record.id for item in items])
+        fresh = [item for item in items if item.record.id not in known]
+        # Facts with a subject are compared with that subject's current facts, read in one filtered call
+        # (which also gives the values they may contradict); others by a nearest-neighbour query each.
+        subjects = sorted({key_of(item.record.subject) for item in items if item.record.subject})
+        about = await self.store.current_about(bank_id, subjects) if subjects else []
+        loose = [item for item in fresh if not item.record.subject]
+        nearest = dict(
+            zip(
+                (item.record.id for item in loose),
+                await self.store.nearest(bank_id, loose, self.dedup_threshold),
+                strict=True,
+            )
+        )
+        current: dict[tuple[str, str], SemanticRecord] = {}
+        for held in about:
+            record = held.record
+            if record.attribute and not is_multi_valued(record.attribute):
+                current[(key_of(record.subject), record.attribute)] = record
+        for item in sorted(
+            items, key=lambda i: i.record.valid_from or i.record.meta.time or datetime.min.replace(tzinfo=UTC)
+        ):
+            record, vector = item.record, item.vector
+            if record.id in known:  # written again by id: its text, the validity and merges learned since
+                batch.put(merge_into(known[record.id].record, record), vector)
+                continue
+            pool = [held for held in about if held.record.id not in batch.records]
+            twin = self._twin(item, [*pool, *batch.records.values()]) or nearest.get(record.id)
+            if twin is not None:
+                base = batch.records[twin.id].record if twin.id in batch.records else twin
+                batch.put(merge_into(base, record), vector)
+                continue
+            record = replace(record, valid_from=record.valid_from or record.meta.time or self.clock())
+            key = (key_of(record.subject), record.attribute)
+            old = current.get(key) if record.subject and record.attribute else None
+            if old is None or key_of(old.value) == key_of(record.value) or is_multi_valued(record.attribute):
+                batch.put(record, vector)
+                if record.subject and record.attribute and not is_multi_valued(record.attribute):
+                    current[key] = record
+                continue
+            outcome, reason = settle(record, old)
+            if outcome is Outcome.SUPERSEDE:
+                until = record.valid_from or self.clock()
+                if old.id in batch.records:
+                    held = batch.records[old.id]
+                    batch.put(replace(held.record, valid_to=until, superseded_by=record.id), held.vector)
+                else:
+                    batch.superseded.append((old.id, until, record.id))
+                batch.put(record, vector)
+                current[key] = record
+            elif outcome is Outcome.HISTORY:
+                successor = await self._successor(bank_id, record, old, batch)
+                batch.put(
+                    replace(
+                        record, valid_to=successor.valid_from or self.clock(), superseded_by=successor.id
+                    ),
+                    vector,
+                )
+            else:
+                batch.reviews.append(
+                    ReviewItem(content_id(bank_id, record.id, old.id), record, old, reason, self.clock())
+                )
+
+    async def _successor(
+        self, bank_id: str, record: SemanticRecord, current: SemanticRecord, batch: _Batch
+    ) -> SemanticRecord:
+        """The earliest value of the chain that became valid after ``record`` (``current`` at the latest),
+        so a late, older statement slots into the chain where it belongs."""
+        chain = await self.store.facts_about(
+            bank_id, [(record.subject, record.attribute)], current_only=False
+        )
+        chain += [
+            held.record
+            for held in batch.records.values()
+            if (key_of(held.record.subject), held.record.attribute)
+            == (key_of(record.subject), record.attribute)
+        ]
+        since = record.valid_from or record.meta.time
+        later = [r for r in chain if r.valid_from and since and r.valid_from > since and r.id != record.id]
+        return min(later, key=lambda r: (r.valid_from or since, r.id)) if later else current
+
+    def _twin(self, item: EmbeddedRecord, pool: Sequence[EmbeddedRecord]) -> SemanticRecord | None:
+        """The record of ``pool`` closest to ``item`` at cosine >= the dedup threshold: same kind, current,
+        another id, and about the same subject when ``item`` has one."""
+        subject = key_of(item.record.subject)
+        same = [
+            held
+            for held in pool
+            if held.record.kind is item.record.kind
+            and held.record.current
+            and held.record.id != item.record.id
+            and (not subject or key_of(held.record.subject) == subject)
+        ]
+        if not same:
+            return None
+        matrix = np.asarray([held.vector for held in same], dtype=np.float32)
+        scores = matrix @ np.asarray(item.vector, dtype=np.float32)
+        best = int(np.argmax(scores))
+        return same[best].record if scores[best] >= self.dedup_threshold else None
+
+    # ----- search -------------------------------------------------------------------------------------
+    async def search(
+        self,
+        bank_id: str,
+        query: str,
+        limit: int,
+        time_range: TimeRange,
+        options: SearchOptions | None = None,
+    ) -> list[ScoredRecord]:
+        """The bank's records closest in meaning to ``query``, best first, plus facts about entities
+        related to those the query names (up to ``hops`` relations away)."""
+        options = options or SearchOptions()
         [vector] = await self.embedder.embed(bank_id, [query], query=True)
-        return await self.store.search(bank_id, vector, limit, time_range)
+        hits = await self.store.search(bank_id, vector, limit, time_range, options)
+        hops = self.hops if options.hops is None else options.hops
+        if hops <= 0:
+            return hits
+        return await self._expand(bank_id, query, vector, limit, time_range, options, hops, hits)
 
-    async def delete(self, bank_id: str, ids: Sequence[str], source_turn_ids: Sequence[str]) -> int:
-        """Delete by record id and/or by cited source turn; returns how many records went."""
-        deleted = await self.store.delete(bank_id, ids, source_turn_ids)
-        log.info("deleted", extra={"records": deleted})
-        return deleted
+    async def _expand(
+        self,
+        bank_id: str,
+        query: str,
+        vector: list[float],
+        limit: int,
+        time_range: TimeRange,
+        options: SearchOptions,
+        hops: int,
+        hits: list[ScoredRecord],
+    ) -> list[ScoredRecord]:
+        """Breadth-first over relations from the query's entities; facts about the reached ones join the
+        hits with at least ``best score * HOP_DECAY ** hops`` (at most half the limit of them)."""
+        anchors = await self.store.entities_named(bank_id, query_keys(query))
+        if not anchors:
+            return hits
+        paths: dict[str, tuple[str, ...]] = {key_of(e.name): (e.name,) for e in anchors}
+        frontier: list[Entity] = anchors
+        for _ in range(min(hops, 2)):
+            targets: dict[str, tuple[str, ...]] = {}
+            for entity in frontier:
+                for relation in entity.relations:
+                    key = key_of(relation.target)
+                    if key not in paths and key not in targets:
+                        targets[key] = (*paths[key_of(entity.name)], relation.target)
+            if not targets:
+                break
+            paths.update(targets)
+            frontier = await self.store.entities_named(bank_id, list(targets))
+            for entity in frontier:  # matched by an alias: the path goes on under its own name
+                own = key_of(entity.name)
+                if own not in paths:
+                    keys = [own, *(key_of(alias) for alias in entity.aliases)]
+                    path = next((targets[k] for k in keys if k in targets), None)
+                    if path is not None:
+                        paths[own] = (*path[:-1], entity.name)
+        reached = {key: path for key, path in paths.items() if len(path) > 1}
+        if not reached:
+            return hits
+        facts = await self.store.search(
+            bank_id,
+            vector,
+            max(1, limit // 2),
+            time_range,
+            replace(options, kinds=options.kinds or DISTILLED, min_score=0.0),
+            subjects=[path[-1] for path in reached.values()],
+        )
+        best = hits[0].score if hits else 0.0
+        by_id = {hit.record.id: hit for hit in hits}
+        for fact in facts:
+            path = reached.get(key_of(fact.record.subject))
+            if path is None:
+                continue
+            score = max(fact.score, best * HOP_DECAY ** (len(path) - 1))
+            if score < options.min_score:
+                continue
+            held = by_id.get(fact.record.id)
+            if held is None or held.score < score:
+                by_id[fact.record.id] = ScoredRecord(fact.record, score, path)
+        return sorted(by_id.values(), key=lambda hit: -hit.score)[:limit]
+
+    # ----- history, review, tiers, delete -------------------------------------------------------------
+    async def history(
+        self, bank_id: str, record_id: str, subject: str, attribute: str
+    ) -> list[SemanticRecord]:
+        """Every value the attribute took, oldest first (by when each became valid)."""
+        if record_id:
+            found = await self.store.get(bank_id, [record_id])
+            if record_id not in found:
+                raise NotFound(f"record {record_id!r} not found in bank {bank_id!r}")
+            subject, attribute = found[record_id].record.subject, found[record_id].record.attribute
+            if not subject or not attribute:
+                raise FailedPrecondition(f"record {record_id!r} is not a fact with a subject and attribute")
+        elif not subject or not attribute:
+            raise InvalidArgument("subject", "give record_id, or subject and attribute")
+        records = await self.store.facts_about(bank_id, [(subject, attribute)], current_only=False)
+        oldest = datetime.min.replace(tzinfo=UTC)
+        return sorted(records, key=lambda r: (r.valid_from or oldest, r.current, r.id))
+
+    async def reviews(self, bank_id: str, limit: int) -> list[ReviewItem]:
+        """Queued conflicts, oldest first."""
+        return await self.store.reviews(bank_id, limit)
+
+    async def resolve(self, bank_id: str, review_id: str, resolution: Resolution) -> SemanticRecord:
+        """Accept: the candidate supersedes what is current now. Reject: the candidate is kept as
+        history that never held. Returns the record current afterwards."""
+        item = await self.store.take_review(bank_id, review_id)
+        if item is None:
+            raise NotFound(f"review item {review_id!r} not found in bank {bank_id!r}")
+        candidate = item.candidate
+        [vector] = await self.embedder.embed(bank_id, [embedding_text(candidate)])
+        now = self.clock()
+        if resolution is Resolution.REJECT:
+            since = candidate.valid_from or now
+            await self.store.upsert(
+                bank_id,
+                [EmbeddedRecord(replace(candidate, valid_to=since, superseded_by=item.current.id), vector)],
+            )
+            log.info("review rejected", extra={"review_id": review_id})
+            return item.current
+        live = await self.store.facts_about(
+            bank_id, [(candidate.subject, candidate.attribute)], current_only=True
+        )
+        await self.store.upsert(bank_id, [EmbeddedRecord(candidate, vector)])
+        for old in live:
+            if old.id != candidate.id:
+                await self.store.supersede(
+                    bank_id, old.id, max(now, candidate.valid_from or now), candidate.id
+                )
+        log.info("review accepted", extra={"review_id": review_id, "superseded": [r.id for r in live]})
+        return candidate
+
+    async def mark_cold(
+        self, bank_id: str, ids: Sequence[str], unused_before: datetime | None, importance_below: float
+    ) -> int:
+        """Move records to the cold tier; returns how many moved."""
+        moved = await self.store.mark_cold(bank_id, ids, unused_before, importance_below)
+        log.info("marked cold", extra={"records": moved})
+        return moved
+
+    async def entities(self, bank_id: str, limit: int) -> list[Entity]:
+        """The bank's entities by name."""
+        return await self.store.list_entities(bank_id, limit)
+
+    async def delete(
+        self,
+        bank_id: str,
+        ids: Sequence[str],
+        source_turn_ids: Sequence[str],
+        session_id: str = "",
+        whole_bank: bool = False,
+    ) -> int:
+        """Delete by record id, cited source turn or session (or the whole bank); returns how many
+        records went. A fact whose successor is deleted becomes current again."""
+        if whole_bank:
+            deleted = await self.store.delete_bank(bank_id)
+            log.info("deleted bank", extra={"records": deleted})
+            return deleted
+        gone = await self.store.delete(bank_id, ids, source_turn_ids, session_id)
+        restored = await self.store.restore(bank_id, gone)
+        log.info("deleted", extra={"records": len(gone), "restored": restored})
+        return len(gone)

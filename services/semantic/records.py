@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from hindsight.runtime.records import RecordMeta
 
@@ -17,11 +18,23 @@ class RecordKind(enum.Enum):
     PREFERENCE = "preference"
     RULE = "rule"
     EPISODE = "episode"
+    ENTITY = "entity"
+
+
+DISTILLED = frozenset({RecordKind.FACT, RecordKind.PREFERENCE, RecordKind.RULE, RecordKind.ENTITY})
+"""Kinds learned from other records: these merge with near-duplicates and may supersede each other.
+
+Turns and episodes mirror the episodic layer's records one to one (same ids), so they never merge."""
 
 
 @dataclass(frozen=True)
 class SemanticRecord:
-    """A record searchable by meaning."""
+    """A record searchable by meaning.
+
+    ``subject``/``attribute``/``value`` are set on facts; two current facts with the same subject and
+    attribute but different values conflict unless the attribute may hold several values at once.
+    ``valid_to`` and ``superseded_by`` are set only by the layer, when a newer record replaces this one.
+    """
 
     id: str
     text: str
@@ -29,14 +42,86 @@ class SemanticRecord:
     speaker: str = ""
     session_id: str = ""
     meta: RecordMeta = field(default_factory=RecordMeta)
+    subject: str = ""
+    attribute: str = ""
+    value: str = ""
+    source_episode_ids: tuple[str, ...] = ()
+    confidence: float = 0.0
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_by: str = ""
+    merged_ids: tuple[str, ...] = ()
+    """Ids of the records merged into this one: a set, so a merge delivered twice counts once."""
+    cold: bool = False
+
+    @property
+    def current(self) -> bool:
+        """Not superseded."""
+        return not self.superseded_by and self.valid_to is None
+
+    @property
+    def mention_count(self) -> int:
+        """How many records this one stands for, itself included."""
+        return 1 + len(self.merged_ids)
 
 
 @dataclass(frozen=True)
 class ScoredRecord:
-    """A record with its cosine similarity to a query."""
+    """A record with its cosine similarity to a query; ``expanded_via`` when found through the graph."""
 
     record: SemanticRecord
     score: float
+    expanded_via: tuple[str, ...] = ()
+
+
+class Resolution(enum.Enum):
+    """How a queued conflict is settled."""
+
+    ACCEPT = "accept"
+    REJECT = "reject"
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """A conflict that time and trust could not settle: ``candidate`` contradicts ``current``."""
+
+    id: str
+    candidate: SemanticRecord
+    current: SemanticRecord
+    reason: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Relation:
+    """``type`` of the source entity is ``target`` (for example sister -> Beth)."""
+
+    type: str
+    target: str
+
+
+@dataclass(frozen=True)
+class Entity:
+    """Someone or something the bank's memories are about."""
+
+    name: str
+    type: str = "other"
+    aliases: tuple[str, ...] = ()
+    relations: tuple[Relation, ...] = ()
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """What a search may return beyond the default (current, hot records of any kind)."""
+
+    kinds: frozenset[RecordKind] = frozenset()
+    tags: tuple[str, ...] = ()
+    min_score: float = 0.0
+    include_history: bool = False
+    include_cold: bool = False
+    valid_at: datetime | None = None
+    hops: int | None = None
+    """Entity-graph expansion depth (0 to 2); None is the layer's default."""
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,12 @@ from hindsight.runtime.errors import FailedPrecondition
 from hindsight.semantic.embedder import EMBED_BATCH, Embedder
 from hindsight.semantic.records import collection_name
 from hindsight.semantic.store import (
+    COLD,
+    GRAPH,
     active_collection,
     check_collection,
     create_collection,
+    create_companions,
     point_alias,
     stored_identity,
 )
@@ -93,20 +96,31 @@ async def reindex(
     target = f"{collection_name(prefix, model)}_r{int(time.time() * 1000)}"
     await create_collection(client, target, model, server)
     await check_collection(client, target, model)
+    await create_companions(client, target, model, server)
     tally = _Tally()
     if source is not None:
-        total = (await client.count(source, exact=True)).count
-        await _copy(client, source, target, embedder, bank, total, progress, tally)
-        written = (await client.count(target, exact=True)).count
-        if written != total:
-            raise FailedPrecondition(
-                f"reindex wrote {written} of {total} points into {target!r}; the active collection is "
-                f"unchanged ({source!r}); was the semantic layer writing during the run?"
-            )
+        pairs = [(source, target)]
+        if await client.collection_exists(source + COLD):
+            pairs.append((source + COLD, target + COLD))
+        total = sum([(await client.count(name, exact=True)).count for name, _ in pairs])
+        for old, new in pairs:
+            await _copy(client, old, new, embedder, bank, total, progress, tally)
+            expected = (await client.count(old, exact=True)).count
+            written = (await client.count(new, exact=True)).count
+            if written != expected:
+                raise FailedPrecondition(
+                    f"reindex wrote {written} of {expected} points into {new!r}; the active collection is "
+                    f"unchanged ({source!r}); was the semantic layer writing during the run?"
+                )
+        if await client.collection_exists(source + GRAPH):
+            await _copy_graph(client, source + GRAPH, target + GRAPH)
     await point_alias(client, prefix, target)
     dropped = False
     if drop_source and source is not None:
         dropped = bool(await client.delete_collection(source))
+        for suffix in (COLD, GRAPH):
+            if await client.collection_exists(source + suffix):
+                await client.delete_collection(source + suffix)
     result = ReindexResult(
         source or "", target, tally.reembedded, tally.copied, time.monotonic() - started, dropped
     )
@@ -159,5 +173,20 @@ async def _copy(
         tally.copied += len(kept)
         if progress is not None:
             progress(tally.reembedded + tally.copied, total)
+        if offset is None:
+            return
+
+
+async def _copy_graph(client: AsyncQdrantClient, source: str, target: str) -> None:
+    """Entities and review items have no vectors: copied page by page as they are."""
+    offset: Any = None
+    while True:
+        points, offset = await client.scroll(source, limit=PAGE, offset=offset, with_payload=True)
+        if points:
+            await client.upsert(
+                target,
+                points=[models.PointStruct(id=p.id, vector={}, payload=p.payload) for p in points],
+                wait=True,
+            )
         if offset is None:
             return

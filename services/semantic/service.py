@@ -12,11 +12,15 @@ from hindsight.contracts.inference.v1 import inference_pb2_grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2_grpc
 from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.errors import FailedPrecondition
+from hindsight.runtime.llm import LLMSettings, llm_from_settings
 from hindsight.runtime.main import run_service
 from hindsight.runtime.server import ServiceSpec
+from hindsight.runtime.settings import load
 from hindsight.runtime.startup import open_with_retry
 from hindsight.semantic.embedder import InferenceEmbedder, describe_model
 from hindsight.semantic.engine import SemanticEngine
+from hindsight.semantic.extract import RuleExtractor
+from hindsight.semantic.llm_extract import LLMExtractor
 from hindsight.semantic.servicer import SemanticServicer
 from hindsight.semantic.settings import SemanticSettings
 from hindsight.semantic.store import open_vector_store
@@ -27,8 +31,15 @@ log = logging.getLogger(__name__)
 
 
 @contextlib.asynccontextmanager
-async def open_service(settings: SemanticSettings) -> AsyncIterator[ServiceSpec]:
-    """Refuses to start (FailedPrecondition) when the collection was built by a different model."""
+async def open_service(
+    settings: SemanticSettings, llm_settings: LLMSettings | None = None
+) -> AsyncIterator[ServiceSpec]:
+    """Refuses to start (FailedPrecondition) when the collection was built by a different model.
+
+    Facts are extracted from turns by rules, and also by the LLM when ``LLM_API_BASE`` is set.
+    """
+    if not 0 <= settings.expansion_hops <= 2:
+        raise FailedPrecondition("HINDSIGHT_SEMANTIC_EXPANSION_HOPS must be 0, 1 or 2")
     if not settings.inference_addr:
         raise FailedPrecondition(
             "HINDSIGHT_INFERENCE_ADDR is not set: the semantic layer needs the inference layer to embed texts"
@@ -39,18 +50,35 @@ async def open_service(settings: SemanticSettings) -> AsyncIterator[ServiceSpec]
         token=settings.internal_token,
         default_timeout=settings.inference_timeout,
     )
+    llm = (
+        llm_from_settings(llm_settings if llm_settings is not None else load(LLMSettings))
+        if settings.extract_facts
+        else None
+    )
     try:
         model = await describe_model(inference, settings.embedding_model, settings.startup_timeout)
         async with open_with_retry(lambda: open_vector_store(settings, model), what="qdrant") as store:
             log.info("semantic store open", extra={"collection": store.collection, "model": model.name})
-            engine = SemanticEngine(store, InferenceEmbedder(inference, model))
+            engine = SemanticEngine(
+                store,
+                InferenceEmbedder(inference, model),
+                extractor=RuleExtractor() if settings.extract_facts else None,
+                llm=LLMExtractor(llm, settings.llm_extract_timeout) if llm is not None else None,
+                hops=settings.expansion_hops,
+                dedup_threshold=settings.dedup_threshold,
+            )
 
             def register(server: grpc.aio.Server) -> None:
                 semantic_pb2_grpc.add_SemanticServiceServicer_to_server(SemanticServicer(engine), server)
 
-            yield ServiceSpec(SERVICE_NAME, register, store.ready)
+            try:
+                yield ServiceSpec(SERVICE_NAME, register, store.ready)
+            finally:
+                await engine.drain()
     finally:
         await inference.close()
+        if llm is not None:
+            await llm.close()
 
 
 def main() -> None:

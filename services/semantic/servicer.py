@@ -6,15 +6,27 @@ import grpc
 
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
 from hindsight.runtime.errors import InvalidArgument
-from hindsight.runtime.records import RecordMeta, TimeRange
+from hindsight.runtime.records import RecordMeta, TimeRange, from_timestamp, to_timestamp
 from hindsight.runtime.validation import check_limit, check_text
 from hindsight.semantic.engine import DEFAULT_LIMIT, MAX_LIMIT, SemanticEngine
-from hindsight.semantic.records import RecordKind, ScoredRecord, SemanticRecord
+from hindsight.semantic.records import (
+    Entity,
+    RecordKind,
+    Resolution,
+    ReviewItem,
+    ScoredRecord,
+    SearchOptions,
+    SemanticRecord,
+)
 
 MAX_RECORDS = 1024
 """Records per Upsert: bounds one request's embedding time and memory."""
 MAX_DELETE_KEYS = 10_000
 MAX_ID_CHARS = 256
+MAX_FIELD_CHARS = 1_000
+MAX_TAGS = 100
+DEFAULT_PAGE = 100
+MAX_PAGE = 1_000
 
 _KIND_FROM_PB = {
     semantic_pb2.RECORD_KIND_UNSPECIFIED: RecordKind.TURN,
@@ -23,9 +35,20 @@ _KIND_FROM_PB = {
     semantic_pb2.RECORD_KIND_PREFERENCE: RecordKind.PREFERENCE,
     semantic_pb2.RECORD_KIND_RULE: RecordKind.RULE,
     semantic_pb2.RECORD_KIND_EPISODE: RecordKind.EPISODE,
+    semantic_pb2.RECORD_KIND_ENTITY: RecordKind.ENTITY,
 }
 _KIND_TO_PB = {
     kind: value for value, kind in _KIND_FROM_PB.items() if value != semantic_pb2.RECORD_KIND_UNSPECIFIED
+}
+_HOPS = {
+    semantic_pb2.EXPANSION_UNSPECIFIED: None,
+    semantic_pb2.EXPANSION_OFF: 0,
+    semantic_pb2.EXPANSION_ONE_HOP: 1,
+    semantic_pb2.EXPANSION_TWO_HOPS: 2,
+}
+_RESOLUTIONS = {
+    semantic_pb2.RESOLUTION_ACCEPT: Resolution.ACCEPT,
+    semantic_pb2.RESOLUTION_REJECT: Resolution.REJECT,
 }
 
 
@@ -38,6 +61,15 @@ def record_from_pb(message: semantic_pb2.SemanticRecord, field_name: str) -> Sem
     check_text(message.text, f"{field_name}.text")
     if message.kind not in _KIND_FROM_PB:
         raise InvalidArgument(f"{field_name}.kind", "is not a known record kind")
+    for name in ("subject", "attribute", "value"):
+        if len(getattr(message, name)) > MAX_FIELD_CHARS:
+            raise InvalidArgument(f"{field_name}.{name}", f"must be at most {MAX_FIELD_CHARS} characters")
+    if bool(message.subject) != bool(message.attribute):
+        raise InvalidArgument(
+            f"{field_name}.attribute", "subject and attribute are given together or not at all"
+        )
+    if not 0.0 <= message.confidence <= 1.0:
+        raise InvalidArgument(f"{field_name}.confidence", "must be between 0 and 1")
     return SemanticRecord(
         id=message.id,
         text=message.text,
@@ -45,6 +77,12 @@ def record_from_pb(message: semantic_pb2.SemanticRecord, field_name: str) -> Sem
         speaker=message.speaker,
         session_id=message.session_id,
         meta=RecordMeta.from_pb(message.meta, f"{field_name}.meta"),
+        subject=message.subject.strip(),
+        attribute=message.attribute.strip(),
+        value=message.value.strip(),
+        source_episode_ids=tuple(dict.fromkeys(message.source_episode_ids)),
+        confidence=message.confidence,
+        valid_from=from_timestamp(message.valid_from) if message.HasField("valid_from") else None,
     )
 
 
@@ -57,12 +95,69 @@ def record_to_pb(record: SemanticRecord) -> semantic_pb2.SemanticRecord:
         speaker=record.speaker,
         session_id=record.session_id,
         meta=record.meta.to_pb(),
+        subject=record.subject,
+        attribute=record.attribute,
+        value=record.value,
+        source_episode_ids=list(record.source_episode_ids),
+        confidence=record.confidence,
+        valid_from=to_timestamp(record.valid_from),
+        valid_to=to_timestamp(record.valid_to),
+        superseded_by=record.superseded_by,
+        mention_count=record.mention_count,
+        cold=record.cold,
     )
 
 
 def scored_to_pb(hit: ScoredRecord) -> semantic_pb2.ScoredRecord:
     """Convert to protobuf."""
-    return semantic_pb2.ScoredRecord(record=record_to_pb(hit.record), score=hit.score)
+    return semantic_pb2.ScoredRecord(
+        record=record_to_pb(hit.record), score=hit.score, expanded_via=list(hit.expanded_via)
+    )
+
+
+def review_to_pb(item: ReviewItem) -> semantic_pb2.ReviewItem:
+    """Convert to protobuf."""
+    return semantic_pb2.ReviewItem(
+        id=item.id,
+        candidate=record_to_pb(item.candidate),
+        current=record_to_pb(item.current),
+        reason=item.reason,
+        created_at=to_timestamp(item.created_at),
+    )
+
+
+def entity_to_pb(entity: Entity) -> semantic_pb2.Entity:
+    """Convert to protobuf."""
+    return semantic_pb2.Entity(
+        name=entity.name,
+        type=entity.type,
+        aliases=list(entity.aliases),
+        relations=[semantic_pb2.Relation(type=r.type, target=r.target) for r in entity.relations],
+    )
+
+
+def options_from_pb(request: semantic_pb2.SearchRequest) -> SearchOptions:
+    """The search's filters, validated field by field."""
+    kinds = set()
+    for index, kind in enumerate(request.kinds):
+        if kind not in _KIND_FROM_PB:
+            raise InvalidArgument(f"kinds[{index}]", "is not a known record kind")
+        kinds.add(_KIND_FROM_PB[kind])
+    if len(request.tags) > MAX_TAGS:
+        raise InvalidArgument("tags", f"must list at most {MAX_TAGS} tags")
+    if not 0.0 <= request.min_score <= 1.0:
+        raise InvalidArgument("min_score", "must be between 0 and 1")
+    if request.expansion not in _HOPS:
+        raise InvalidArgument("expansion", "is not a known expansion")
+    return SearchOptions(
+        kinds=frozenset(kinds),
+        tags=tuple(_keys(list(request.tags), "tags")),
+        min_score=request.min_score,
+        include_history=request.include_history,
+        include_cold=request.include_cold,
+        valid_at=from_timestamp(request.valid_at) if request.HasField("valid_at") else None,
+        hops=_HOPS[request.expansion],
+    )
 
 
 def _keys(values: list[str], field_name: str) -> list[str]:
@@ -96,7 +191,7 @@ class SemanticServicer(semantic_pb2_grpc.SemanticServiceServicer):
         query = check_text(request.query, "query", max_chars=10_000)
         limit = check_limit(request.limit, "limit", DEFAULT_LIMIT, MAX_LIMIT)
         window = TimeRange.from_pb(request.time_range if request.HasField("time_range") else None)
-        hits = await self.engine.search(request.bank_id, query, limit, window)
+        hits = await self.engine.search(request.bank_id, query, limit, window, options_from_pb(request))
         return semantic_pb2.SearchResponse(hits=[scored_to_pb(hit) for hit in hits])
 
     async def Delete(
@@ -104,8 +199,61 @@ class SemanticServicer(semantic_pb2_grpc.SemanticServiceServicer):
     ) -> semantic_pb2.DeleteResponse:
         ids = _keys(list(request.ids), "ids")
         turns = _keys(list(request.source_turn_ids), "source_turn_ids")
-        if not ids and not turns:
-            raise InvalidArgument("ids", "give record ids or source_turn_ids to delete")
-        return semantic_pb2.DeleteResponse(
-            deleted_count=await self.engine.delete(request.bank_id, ids, turns)
+        if request.whole_bank and (ids or turns or request.session_id):
+            raise InvalidArgument("whole_bank", "deletes everything: give no ids, turns or session with it")
+        if not request.whole_bank and not ids and not turns and not request.session_id:
+            raise InvalidArgument("ids", "give record ids, source_turn_ids, a session_id or whole_bank")
+        deleted = await self.engine.delete(
+            request.bank_id, ids, turns, request.session_id, request.whole_bank
         )
+        return semantic_pb2.DeleteResponse(deleted_count=deleted)
+
+    async def MarkCold(
+        self, request: semantic_pb2.MarkColdRequest, context: grpc.aio.ServicerContext
+    ) -> semantic_pb2.MarkColdResponse:
+        ids = _keys(list(request.ids), "ids")
+        before = from_timestamp(request.unused_before) if request.HasField("unused_before") else None
+        if not 0.0 <= request.importance_below <= 1.0:
+            raise InvalidArgument("importance_below", "must be between 0 and 1")
+        if request.importance_below and before is None:
+            raise InvalidArgument("unused_before", "is required with importance_below")
+        if not ids and before is None:
+            raise InvalidArgument("ids", "give record ids or unused_before")
+        moved = await self.engine.mark_cold(request.bank_id, ids, before, request.importance_below)
+        return semantic_pb2.MarkColdResponse(moved_count=moved)
+
+    async def ListReviews(
+        self, request: semantic_pb2.ListReviewsRequest, context: grpc.aio.ServicerContext
+    ) -> semantic_pb2.ListReviewsResponse:
+        limit = check_limit(request.limit, "limit", DEFAULT_PAGE, MAX_PAGE)
+        items = await self.engine.reviews(request.bank_id, limit)
+        return semantic_pb2.ListReviewsResponse(items=[review_to_pb(item) for item in items])
+
+    async def ResolveReview(
+        self, request: semantic_pb2.ResolveReviewRequest, context: grpc.aio.ServicerContext
+    ) -> semantic_pb2.ResolveReviewResponse:
+        if not request.review_id:
+            raise InvalidArgument("review_id", "is required")
+        if request.resolution not in _RESOLUTIONS:
+            raise InvalidArgument("resolution", "must be RESOLUTION_ACCEPT or RESOLUTION_REJECT")
+        current = await self.engine.resolve(
+            request.bank_id, request.review_id, _RESOLUTIONS[request.resolution]
+        )
+        return semantic_pb2.ResolveReviewResponse(current=record_to_pb(current))
+
+    async def History(
+        self, request: semantic_pb2.HistoryRequest, context: grpc.aio.ServicerContext
+    ) -> semantic_pb2.HistoryResponse:
+        if not request.record_id and not (request.subject and request.attribute):
+            raise InvalidArgument("record_id", "give record_id, or subject and attribute")
+        records = await self.engine.history(
+            request.bank_id, request.record_id, request.subject, request.attribute
+        )
+        return semantic_pb2.HistoryResponse(records=[record_to_pb(record) for record in records])
+
+    async def ListEntities(
+        self, request: semantic_pb2.ListEntitiesRequest, context: grpc.aio.ServicerContext
+    ) -> semantic_pb2.ListEntitiesResponse:
+        limit = check_limit(request.limit, "limit", DEFAULT_PAGE, MAX_PAGE)
+        entities = await self.engine.entities(request.bank_id, limit)
+        return semantic_pb2.ListEntitiesResponse(entities=[entity_to_pb(entity) for entity in entities])

@@ -47,3 +47,22 @@ class SemanticSettings:
         30.0,
         "Seconds to wait on start for the inference layer to answer ModelInfo.",
     )
+    expansion_hops: int = env(
+        "HINDSIGHT_SEMANTIC_EXPANSION_HOPS",
+        0,
+        "Relations a search follows from the entities its query names to facts about related ones (0 to 2).",
+    )
+    dedup_threshold: float = env(
+        "HINDSIGHT_SEMANTIC_DEDUP",
+        0.95,
+        "Cosine at which a new fact, preference, rule or entity summary merges into a current one"
+        " of its kind.",
+    )
+    extract_facts: bool = env(
+        "HINDSIGHT_SEMANTIC_EXTRACT", True, "Extract facts and entities from retained turns."
+    )
+    llm_extract_timeout: float = env(
+        "HINDSIGHT_SEMANTIC_LLM_TIMEOUT",
+        20.0,
+        "Seconds the LLM fact extraction of one Upsert may take before the rules take over.",
+    )

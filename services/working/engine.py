@@ -326,9 +326,23 @@ class WorkingMemory:
         self._locks.pop((bank_id, session_id), None)
         return stats
 
-    async def forget(self, bank_id: str, turn_ids: Sequence[str]) -> int:
-        """Remove turns (and summaries made from them) from every live window of the bank."""
-        return await self.store.forget(bank_id, list(dict.fromkeys(turn_ids))) if turn_ids else 0
+    async def forget(
+        self, bank_id: str, turn_ids: Sequence[str], session_id: str = "", whole_bank: bool = False
+    ) -> int:
+        """Remove turns (and summaries made from them) from every live window of the bank, and drop a
+        whole session or every session of the bank; returns how many entries went."""
+        if whole_bank:
+            removed = await self.store.drop_bank(bank_id)
+            for key in [key for key in self._locks if key[0] == bank_id]:
+                self._locks.pop(key, None)
+            return removed
+        removed = 0
+        if session_id:
+            stats = await self.close_session(bank_id, session_id)
+            removed += stats.turn_count + stats.summary_count if stats is not None else 0
+        if turn_ids:
+            removed += await self.store.forget(bank_id, list(dict.fromkeys(turn_ids)))
+        return removed
 
     async def search(self, bank_id: str, query: str, session_id: str, limit: int) -> list[RecentHit]:
         """Recent entries of one session (or of the bank's live sessions) ranked against ``query``."""

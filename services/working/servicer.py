@@ -100,11 +100,14 @@ class WorkingServicer(working_pb2_grpc.WorkingMemoryServiceServicer):
     async def ForgetTurns(
         self, request: working_pb2.ForgetTurnsRequest, context: grpc.aio.ServicerContext
     ) -> working_pb2.ForgetTurnsResponse:
-        if not request.turn_ids:
-            raise InvalidArgument("turn_ids", "must not be empty")
+        if not request.turn_ids and not request.session_id and not request.whole_bank:
+            raise InvalidArgument("turn_ids", "give turn ids, a session_id or whole_bank")
         if len(request.turn_ids) > MAX_TURNS_PER_APPEND:
             raise InvalidArgument("turn_ids", f"must hold at most {MAX_TURNS_PER_APPEND} ids")
-        removed = await self._memory.forget(request.bank_id, list(request.turn_ids))
+        session_id = _check_session_id(request.session_id, "session_id", required=False)
+        removed = await self._memory.forget(
+            request.bank_id, list(request.turn_ids), session_id, request.whole_bank
+        )
         return working_pb2.ForgetTurnsResponse(removed_count=removed)
 
     async def GetContext(

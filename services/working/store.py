@@ -172,6 +172,10 @@ class WindowStore(Protocol):
         """Remove the turns, and summaries made from them, from every window of the bank; return how many."""
         ...
 
+    async def drop_bank(self, bank_id: str) -> int:
+        """Drop every session of the bank (all its keys); returns how many entries the windows held."""
+        ...
+
     async def ping(self) -> bool:
         """Whether the store answers; never raises."""
         ...
@@ -608,6 +612,31 @@ class RedisWindowStore:
 
         return await self._optimistic("forget", attempt)
 
+    async def drop_bank(self, bank_id: str) -> int:
+        """Every key of the bank shares its hash tag, so a scan of the tag's pattern finds them all, also
+        those of sessions no longer in the sessions set."""
+        sessions_key = self._keys.sessions(bank_id)
+        pattern = _glob_escape(self._keys.sessions(bank_id).removesuffix(":sessions")) + ":*"
+        async with _unavailable_on_connection_errors():
+            sessions = [str(session) for session in await self._redis.zrange(sessions_key, 0, -1)]
+            held = 0
+            if sessions:
+                async with self._redis.pipeline(transaction=False) as reads:
+                    for session in sessions:
+                        reads.llen(self._keys.turns(bank_id, session))
+                    held = sum(int(length) for length in await reads.execute())
+            batch: list[str] = []
+            async for key in self._redis.scan_iter(match=pattern, count=500):
+                batch.append(str(key))
+                if len(batch) >= 500:
+                    await self._redis.delete(*batch)
+                    batch = []
+            if batch:
+                await self._redis.delete(*batch)
+        for key in [key for key in self._cache if key[0] == bank_id]:
+            self._cached_entries -= len(self._cache.pop(key).entries)
+        return held
+
     async def ping(self) -> bool:
         try:
             return bool(await asyncio.wait_for(self._redis.ping(), timeout=2.0))
@@ -617,6 +646,11 @@ class RedisWindowStore:
 
     async def close(self) -> None:
         await self._redis.aclose()
+
+
+def _glob_escape(text: str) -> str:
+    """``text`` matched literally in a Redis glob pattern."""
+    return "".join(f"\\{char}" if char in "*?[]\\" else char for char in text)
 
 
 def _meta_fields(stats: SessionStats, epoch: str | None) -> dict[str, int | str]:

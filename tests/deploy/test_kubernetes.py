@@ -30,7 +30,8 @@ STORE_PORTS = {"redis": {6379}, "postgres": {5432}, "qdrant": {6333, 6334}}
 CALLS = {  # who calls whom over gRPC (DESIGN.md): the only layer-to-layer traffic allowed
     "mcp-edge": {"working", "episodic", "semantic", "reflect", "inference"},
     "semantic": {"inference"},
-    "reflect": {"episodic", "inference"},
+    "reflect": {"episodic", "inference", "semantic"},  # semantic: maintenance moves cold records
+    "episodic": {"semantic", "working", "reflect", "inference"},  # its outbox, and segmentation's embeddings
 }
 SECRET_KEYS = {"DATABASE_URL", "REDIS_URL", "QDRANT_URL", "HINDSIGHT_TOKENS", "HINDSIGHT_INTERNAL_TOKEN"}
 

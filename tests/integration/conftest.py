@@ -9,8 +9,11 @@ import pytest
 
 from hindsight.episodic.service import open_service as open_episodic
 from hindsight.episodic.settings import EpisodicSettings
+from hindsight.episodic.store import PostgresEpisodicStore
+from hindsight.inference.service import open_service as open_inference
+from hindsight.inference.settings import InferenceSettings
 from hindsight.runtime.testing import serving
-from tests.integration.mesh import drop_schemas
+from tests.integration.mesh import LayerAddresses, drop_schemas, layer_mesh
 
 
 @pytest.fixture(scope="module")
@@ -21,3 +24,36 @@ async def episodic_addr(database_url: str) -> AsyncIterator[str]:
     async with serving(lambda: open_episodic(settings)) as server:
         yield f"127.0.0.1:{server.port}"
     await drop_schemas(database_url, schema)
+
+
+@pytest.fixture(scope="module")
+async def inference_addr() -> AsyncIterator[str]:
+    """One real inference service per test module: loading the model is the slow part."""
+    async with serving(lambda: open_inference(InferenceSettings())) as server:
+        yield f"127.0.0.1:{server.port}"
+
+
+@pytest.fixture
+async def episodic_settings(database_url: str, unique_name: str) -> AsyncIterator[EpisodicSettings]:
+    """Episodic settings with a schema of the test's own, dropped afterwards."""
+    yield EpisodicSettings(database_url=database_url, schema=unique_name, pool_min_size=1, pool_max_size=4)
+    await drop_schemas(database_url, unique_name)
+
+
+@pytest.fixture
+async def episodic_store(episodic_settings: EpisodicSettings) -> AsyncIterator[PostgresEpisodicStore]:
+    """An open (migrated) episodic store on the test's schema."""
+    store = await PostgresEpisodicStore.open(episodic_settings)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+@pytest.fixture(scope="module")
+async def mesh_layers(
+    database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[LayerAddresses]:
+    """Every layer served in-process for one test module (see :func:`tests.integration.mesh.layer_mesh`)."""
+    async with layer_mesh(database_url, redis_url, tmp_path_factory.mktemp("qdrant")) as addresses:
+        yield addresses

@@ -19,6 +19,7 @@ from hindsight.inference.settings import InferenceSettings
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.reflect.service import open_service as open_reflect
 from hindsight.reflect.settings import ReflectSettings
+from hindsight.runtime.embedded import free_ports
 from hindsight.runtime.testing import serving
 from hindsight.semantic.service import open_service as open_semantic
 from hindsight.semantic.settings import SemanticSettings
@@ -35,6 +36,12 @@ class LayerAddresses:
     episodic: str
     semantic: str
     reflect: str
+    episodic_schema: str = ""
+    """PostgreSQL schema of the episodic tables."""
+    reflect_schema: str = ""
+    """PostgreSQL schema of the reflect tables."""
+    working_prefix: str = ""
+    """Key prefix of working memory in Redis."""
 
     def edge_settings(self, **overrides: object) -> EdgeSettings:
         """Edge settings pointing at these layers (MCP HTTP off unless overridden)."""
@@ -68,12 +75,7 @@ async def layer_mesh(database_url: str, redis_url: str, qdrant_path: Path) -> As
         working = await stack.enter_async_context(
             serving(lambda: open_working(WorkingSettings(redis_url=redis_url, prefix=f"t:{suffix}")))
         )
-        episodic = await stack.enter_async_context(
-            serving(
-                lambda: open_episodic(EpisodicSettings(database_url=database_url, schema=episodic_schema))
-            )
-        )
-        episodic_addr = f"127.0.0.1:{episodic.port}"
+        working_addr = f"127.0.0.1:{working.port}"
         semantic = await stack.enter_async_context(
             serving(
                 lambda: open_semantic(
@@ -81,22 +83,49 @@ async def layer_mesh(database_url: str, redis_url: str, qdrant_path: Path) -> As
                 )
             )
         )
-        reflect = await stack.enter_async_context(
+        semantic_addr = f"127.0.0.1:{semantic.port}"
+        # Episodic memory and reflection call each other (outbox deletes, episode reads): one port is
+        # chosen first so each can be given the other's address.
+        reflect_port = free_ports(1)[0]
+        reflect_addr = f"127.0.0.1:{reflect_port}"
+        episodic = await stack.enter_async_context(
+            serving(
+                lambda: open_episodic(
+                    EpisodicSettings(
+                        database_url=database_url,
+                        schema=episodic_schema,
+                        semantic_addr=semantic_addr,
+                        working_addr=working_addr,
+                        reflect_addr=reflect_addr,
+                        inference_addr=inference_addr,
+                    )
+                )
+            )
+        )
+        episodic_addr = f"127.0.0.1:{episodic.port}"
+        await stack.enter_async_context(
             serving(
                 lambda: open_reflect(
                     ReflectSettings(
-                        database_url=database_url, schema=reflect_schema, episodic_addr=episodic_addr
+                        database_url=database_url,
+                        schema=reflect_schema,
+                        episodic_addr=episodic_addr,
+                        semantic_addr=semantic_addr,
                     )
-                )
+                ),
+                port=reflect_port,
             )
         )
         try:
             yield LayerAddresses(
                 inference=inference_addr,
-                working=f"127.0.0.1:{working.port}",
+                working=working_addr,
                 episodic=episodic_addr,
-                semantic=f"127.0.0.1:{semantic.port}",
-                reflect=f"127.0.0.1:{reflect.port}",
+                semantic=semantic_addr,
+                reflect=reflect_addr,
+                episodic_schema=episodic_schema,
+                reflect_schema=reflect_schema,
+                working_prefix=f"t:{suffix}",
             )
         finally:
             await drop_schemas(database_url, episodic_schema, reflect_schema)

@@ -25,7 +25,7 @@ from hindsight.runtime.auth import Grants
 from hindsight.runtime.embedded import free_port
 from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.testing import channel_to, serving
-from tests.integration.mesh import LayerAddresses, layer_mesh
+from tests.integration.mesh import LayerAddresses
 
 TIMEOUT = 20
 CONVERSATION = [
@@ -51,16 +51,11 @@ def _turn(turn_id: str, role: str, speaker: str, text: str, day: int = 1) -> com
 
 
 @pytest.fixture(scope="module")
-async def layers(
-    database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[LayerAddresses]:
-    async with layer_mesh(database_url, redis_url, tmp_path_factory.mktemp("qdrant")) as addresses:
-        yield addresses
-
-
-@pytest.fixture(scope="module")
-async def memory(layers: LayerAddresses) -> AsyncIterator[memory_pb2_grpc.MemoryServiceStub]:
-    async with serving(lambda: open_service(layers.edge_settings())) as server, channel_to(server) as channel:
+async def memory(mesh_layers: LayerAddresses) -> AsyncIterator[memory_pb2_grpc.MemoryServiceStub]:
+    async with (
+        serving(lambda: open_service(mesh_layers.edge_settings())) as server,
+        channel_to(server) as channel,
+    ):
         stub = memory_pb2_grpc.MemoryServiceStub(channel)
         turns = [_turn(*item, day=index + 1) for index, item in enumerate(CONVERSATION)]
         reply = await stub.Retain(memory_pb2.RetainRequest(bank_id="edge-bank", turns=turns), timeout=TIMEOUT)
@@ -104,8 +99,15 @@ async def test_a_time_range_keeps_only_memories_from_that_window(memory) -> None
         start=to_timestamp(datetime(2025, 5, 3, tzinfo=UTC)),
         end=to_timestamp(datetime(2025, 5, 4, tzinfo=UTC)),
     )
-    ids = await _recall_ids(memory, "Melanie Lisbon Biscuit puppy", time_range=window)
-    assert ids == ["t3"]
+    reply = await memory.Recall(
+        memory_pb2.RecallRequest(
+            bank_id="edge-bank", query="Melanie Lisbon Biscuit puppy", time_range=window
+        ),
+        timeout=TIMEOUT,
+    )
+    assert reply.memories and not reply.partial
+    # turns and any record derived from them (facts distilled from t3) cite only the turn in the window
+    assert {source for m in reply.memories for source in m.meta.source_turn_ids} == {"t3"}
 
 
 async def test_banks_never_see_each_others_memories(memory) -> None:
@@ -131,13 +133,27 @@ async def test_a_bad_request_names_the_field_and_writes_nothing(memory) -> None:
             memory_pb2.RecallRequest(bank_id="edge-bank", query="x", top_k=1000), timeout=TIMEOUT
         )
     assert "top_k" in (top_k.value.details() or "")
+    for fields, name in (
+        ({"min_score": 1.5}, "min_score"),
+        ({"order": 99}, "order"),
+        ({"tags": ["ok", " "]}, "tags[1]"),
+        ({"token_budget": 10**6}, "token_budget"),
+    ):
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await memory.Recall(
+                memory_pb2.RecallRequest(bank_id="edge-bank", query="x", **fields), timeout=TIMEOUT
+            )
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert name in (refused.value.details() or ""), name
 
 
-async def test_a_layer_that_is_down_makes_recall_partial_not_an_error(layers: LayerAddresses, memory) -> None:
+async def test_a_layer_that_is_down_makes_recall_partial_not_an_error(
+    mesh_layers: LayerAddresses, memory
+) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         dead = f"127.0.0.1:{sock.getsockname()[1]}"  # bound but not listening: connections are refused
-        async with open_engine(layers.edge_settings(semantic_addr=dead)) as engine:
+        async with open_engine(mesh_layers.edge_settings(semantic_addr=dead)) as engine:
             result = await engine.recall(RecallQuery(bank_id="edge-bank", query="Melanie Lisbon"))
     assert result.partial
     failed = [o for o in result.outcomes if not o.ok]
@@ -145,8 +161,13 @@ async def test_a_layer_that_is_down_makes_recall_partial_not_an_error(layers: La
     assert result.memories[0].id == "t3"
 
 
-async def test_hard_forget_removes_a_turn_from_keyword_and_meaning_recall(layers: LayerAddresses) -> None:
-    async with serving(lambda: open_service(layers.edge_settings())) as server, channel_to(server) as channel:
+async def test_hard_forget_removes_a_turn_from_keyword_and_meaning_recall(
+    mesh_layers: LayerAddresses,
+) -> None:
+    async with (
+        serving(lambda: open_service(mesh_layers.edge_settings())) as server,
+        channel_to(server) as channel,
+    ):
         stub = memory_pb2_grpc.MemoryServiceStub(channel)
         turn = _turn("secret-1", "user", "Dana", "My bank PIN is hidden in the blue notebook on the shelf.")
         await stub.Retain(memory_pb2.RetainRequest(bank_id="forget-bank", turns=[turn]), timeout=TIMEOUT)
@@ -165,9 +186,9 @@ async def test_hard_forget_removes_a_turn_from_keyword_and_meaning_recall(layers
 
 
 async def test_mcp_tools_publish_schemas_and_annotations_and_run_on_the_engine(
-    layers: LayerAddresses,
+    mesh_layers: LayerAddresses,
 ) -> None:
-    async with open_engine(layers.edge_settings()) as engine:
+    async with open_engine(mesh_layers.edge_settings()) as engine:
         server = build_mcp_server(engine, Grants(), default_bank="mcp-bank")
         async with Client(server) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -215,10 +236,10 @@ async def test_mcp_tools_publish_schemas_and_annotations_and_run_on_the_engine(
 
 
 async def test_mcp_over_http_admits_only_tokens_that_grant_the_bank(
-    layers: LayerAddresses, tmp_path: Path
+    mesh_layers: LayerAddresses, tmp_path: Path
 ) -> None:
     grants = Grants.parse("alpha-token=bank-a")
-    async with open_engine(layers.edge_settings()) as engine:
+    async with open_engine(mesh_layers.edge_settings()) as engine:
         server = build_mcp_server(engine, grants, default_bank="bank-a")
         async with serving_http(server, grants, "127.0.0.1", free_port(), "/mcp") as url:
             async with httpx2.AsyncClient() as anonymous:
@@ -232,6 +253,42 @@ async def test_mcp_over_http_admits_only_tokens_that_grant_the_bank(
                 assert not allowed.is_error, allowed.content
                 denied = await client.call_tool("recall", {"query": "alpha note", "bank": "bank-b"})
                 assert denied.is_error and "bank-b" in denied.content[0].text
+                assert "PERMISSION_DENIED" in denied.content[0].text
+                for tool, arguments in (
+                    ("retain", {"text": "sneaky", "bank": "bank-b"}),
+                    ("list_recent", {"bank": "bank-b"}),
+                    ("purge", {"whole_bank": True, "bank": "bank-b"}),
+                ):
+                    refused_tool = await client.call_tool(tool, arguments)
+                    assert refused_tool.is_error and "PERMISSION_DENIED" in refused_tool.content[0].text
+
+
+async def test_grpc_admits_a_token_only_for_the_banks_it_grants(mesh_layers: LayerAddresses) -> None:
+    async with (
+        serving(lambda: open_service(mesh_layers.edge_settings()), tokens="alpha-token=bank-a") as server,
+        channel_to(server) as channel,
+    ):
+        stub = memory_pb2_grpc.MemoryServiceStub(channel)
+        alpha = (("authorization", "Bearer alpha-token"),)
+        turn = _turn("iso-1", "user", "A", "alpha's private note")
+        await stub.Retain(memory_pb2.RetainRequest(bank_id="bank-a", turns=[turn]), metadata=alpha)
+        calls = (
+            stub.Recall(memory_pb2.RecallRequest(bank_id="bank-b", query="note"), metadata=alpha),
+            stub.Retain(memory_pb2.RetainRequest(bank_id="bank-b", turns=[turn]), metadata=alpha),
+            stub.ListRecent(memory_pb2.ListRecentRequest(bank_id="bank-b"), metadata=alpha),
+            stub.Purge(memory_pb2.PurgeRequest(bank_id="bank-b", whole_bank=True), metadata=alpha),
+        )
+        for call in calls:
+            with pytest.raises(grpc.aio.AioRpcError) as denied:
+                await call
+            assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        with pytest.raises(grpc.aio.AioRpcError) as anonymous:
+            await stub.Recall(memory_pb2.RecallRequest(bank_id="bank-a", query="note"))
+        assert anonymous.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        reply = await stub.Recall(
+            memory_pb2.RecallRequest(bank_id="bank-a", query="private note"), metadata=alpha
+        )
+        assert reply.memories[0].id == "iso-1"
 
 
 async def test_episodes_written_through_grpc_are_listed_for_reflection(memory) -> None:
@@ -247,3 +304,42 @@ async def test_episodes_written_through_grpc_are_listed_for_reflection(memory) -
     assert reply.episode.id
     lessons = await memory.Reflect(memory_pb2.ReflectRequest(bank_id="edge-bank"), timeout=TIMEOUT)
     assert lessons.episodes_read == 1 and lessons.lessons
+
+
+async def test_grpc_lists_updates_forgets_by_filter_and_purges(mesh_layers: LayerAddresses) -> None:
+    async with (
+        serving(lambda: open_service(mesh_layers.edge_settings())) as server,
+        channel_to(server) as channel,
+    ):
+        stub = memory_pb2_grpc.MemoryServiceStub(channel)
+        bank = "grpc-life"
+        turns = [
+            _turn(f"g{day}", "user", "Eve", f"Diary entry number {day} about the garden.", day)
+            for day in (1, 2, 3)
+        ]
+        turns[2].meta.tags.append("garden")
+        await stub.Retain(memory_pb2.RetainRequest(bank_id=bank, turns=turns))
+        recent = await stub.ListRecent(memory_pb2.ListRecentRequest(bank_id=bank, limit=2))
+        assert [t.id for t in recent.turns] == ["g3", "g2"] and recent.next_page_token
+
+        updated = await stub.Update(
+            memory_pb2.UpdateRequest(bank_id=bank, turn_id="g1", text="Diary entry one, corrected.")
+        )
+        assert updated.superseded_id == "g1" and updated.turn.id != "g1" and updated.indexed
+        forgotten = await stub.Forget(
+            memory_pb2.ForgetRequest(bank_id=bank, filter=episodic_pb2.TurnFilter(tags=["garden"]))
+        )
+        assert forgotten.forgotten_count == 1
+        live = await stub.ListRecent(memory_pb2.ListRecentRequest(bank_id=bank))
+        assert [t.id for t in live.turns] == ["g2", updated.turn.id]
+        with pytest.raises(grpc.aio.AioRpcError) as empty:
+            await stub.Forget(memory_pb2.ForgetRequest(bank_id=bank))
+        assert empty.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "turn_ids" in (
+            empty.value.details() or ""
+        )
+
+        purged = await stub.Purge(memory_pb2.PurgeRequest(bank_id=bank, whole_bank=True))
+        assert purged.turn_count == 4  # three turns and the corrected version
+        archived = await stub.ListRecent(memory_pb2.ListRecentRequest(bank_id=bank, include_archived=True))
+        assert list(archived.turns) == []
+        assert await _recall_ids(stub, "diary garden", bank=bank) == []

@@ -10,6 +10,7 @@ import pytest
 from psycopg import sql
 
 from hindsight.episodic.engine import EpisodicMemory
+from hindsight.episodic.models import TurnFilter
 from hindsight.episodic.settings import EpisodicSettings
 from hindsight.episodic.store import ANALYZER, PostgresEpisodicStore
 from hindsight.runtime.records import RecordMeta, TimeRange, Turn
@@ -44,7 +45,7 @@ async def memory(settings: EpisodicSettings) -> AsyncIterator[EpisodicMemory]:
 
 
 async def _ids(memory: EpisodicMemory, query: str, bank: str = "b", **window: datetime) -> list[str]:
-    hits = await memory.search_turns(bank, query, TimeRange(**window), 10)
+    hits = await memory.search_turns(bank, query, TurnFilter(time_range=TimeRange(**window)), 10)
     return [hit.turn.id for hit in hits]
 
 
@@ -107,7 +108,7 @@ async def test_turns_indexed_by_an_older_analysis_are_reanalysed_on_start(settin
     store = await PostgresEpisodicStore.open(settings)
     try:
         assert [
-            h.turn.id for h in await EpisodicMemory(store).search_turns("b", "paint", TimeRange(), 5)
+            h.turn.id for h in await EpisodicMemory(store).search_turns("b", "paint", TurnFilter(), 5)
         ] == ["t"]
         assert await store.reanalyse() == 0
     finally:

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import grpc
 import numpy as np
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from hindsight.cli.bench import inference as bench
 from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
 from hindsight.inference.models import file_sha256, packaged_use_path
 from hindsight.inference.service import SERVICE_NAME, open_service
 from hindsight.inference.settings import InferenceSettings
 from hindsight.runtime.testing import channel_to, serving
+from hindsight.runtime.vectors import reply_vectors
 
 BANK = "bank-inference"
 
@@ -92,6 +97,50 @@ async def test_concurrent_calls_all_answer(stub: inference_pb2_grpc.InferenceSer
     texts = [f"Note {i}: the deploy finished." for i in range(20)]
     results = await asyncio.gather(*(_embed(stub, text) for text in texts))
     assert all(result.shape == (1, 512) for result in results)
+
+
+async def test_packed_encodings_carry_the_same_vectors_as_repeated_floats(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    texts = ["The cat is sleeping on the sofa.", "猫正在沙发上睡觉。", "long " * 20_000]
+    plain = await stub.Embed(inference_pb2.EmbedRequest(bank_id=BANK, texts=texts), timeout=10)
+    expected = reply_vectors(plain, 3)
+    for encoding, tolerance in (
+        (inference_pb2.VECTOR_ENCODING_FLOAT32, 0.0),
+        (inference_pb2.VECTOR_ENCODING_FLOAT16, 1e-3),
+    ):
+        reply = await stub.Embed(
+            inference_pb2.EmbedRequest(bank_id=BANK, texts=texts, encoding=encoding), timeout=10
+        )
+        assert (reply.encoding, reply.model, reply.dimension) == (encoding, plain.model, 512)
+        assert len(reply.embeddings) == 0
+        assert list(reply.truncated_indices) == [2]
+        np.testing.assert_allclose(reply_vectors(reply, 3), expected, atol=tolerance, rtol=0)
+    empty = await stub.Embed(
+        inference_pb2.EmbedRequest(bank_id=BANK, encoding=inference_pb2.VECTOR_ENCODING_FLOAT32), timeout=10
+    )
+    assert (empty.vectors, reply_vectors(empty, 0).shape) == (b"", (0, 512))
+
+
+async def test_an_unknown_vector_encoding_is_rejected_naming_encoding(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    error = await _status(stub, inference_pb2.EmbedRequest(bank_id=BANK, texts=["x"], encoding=7))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert (error.details() or "").startswith("encoding: unknown vector encoding 7")
+
+
+async def test_a_generated_request_id_is_echoed_and_one_the_caller_sent_is_not(
+    stub: inference_pb2_grpc.InferenceServiceStub,
+) -> None:
+    request = inference_pb2.EmbedRequest(bank_id=BANK, texts=["x"])
+    generated = stub.Embed(request, timeout=10)
+    echoed = dict(await generated.initial_metadata())
+    assert re.fullmatch(r"[0-9a-f]{32}", str(echoed["x-request-id"]))
+    await generated
+    known = stub.Embed(request, timeout=10, metadata=(("x-request-id", "caller-chose-this"),))
+    assert "x-request-id" not in dict(await known.initial_metadata())
+    assert len((await known).embeddings) == 1
 
 
 async def test_an_empty_request_names_the_model_and_returns_no_vectors(
@@ -197,3 +246,28 @@ async def test_model_info_gives_the_dimension_and_the_hash_of_the_model_file(
         assert list(info.rerankers) == ["bi-encoder"]
     minilm = await stub.ModelInfo(inference_pb2.ModelInfoRequest(model="minilm-l6-v2"), timeout=10)
     assert (minilm.dimension, minilm.max_length) == (384, 256)
+
+
+async def test_the_inference_bench_measures_every_mode_against_a_real_service_process(
+    tmp_path: Path,
+) -> None:
+    args = argparse.Namespace(
+        model="",
+        texts=8,
+        batch=4,
+        concurrency=2,
+        repeats=2,
+        threads=1,
+        runs=2,
+        encoding="float16",
+        json=tmp_path / "figures.json",
+    )
+    figures = await bench.measure(args)
+    for key in ("raw_per_s", "service_batch_per_s", "service_concurrent_per_s", "p50_ms", "p95_ms", "rss_mb"):
+        assert figures[key] > 0, key
+    assert figures["raw_one_run_per_s"] > 0  # two runs: the one-run baseline is measured too
+    assert (figures["runs"], figures["threads"], figures["encoding"]) == (2, 1, "float16")
+    assert len(figures["rounds"]) == 2
+    assert figures["concurrent_service_cpu_ms_per_text"] > 0
+    assert 0 < figures["concurrent_vs_batch_p25"] <= figures["concurrent_vs_batch_p75"]
+    json.dumps(figures)  # what --json writes

@@ -19,6 +19,8 @@ from hindsight.runtime.embedded import free_port
 from hindsight.runtime.llm import LLMClient, LLMSettings
 from hindsight.runtime.llm_local import MODELS, wait_until_healthy
 from hindsight.runtime.records import RecordMeta
+from hindsight.semantic.llm_extract import LLMExtractor
+from hindsight.semantic.records import RecordKind, SemanticRecord
 
 MODEL = "qwen2.5-coder-0.5b"
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -135,3 +137,28 @@ async def test_a_reflection_by_the_real_model_gives_well_formed_lessons_citing_t
         assert set(lesson.source_episode_ids) <= {"ep-fail", "ep-fix"}
         assert 0.3 <= lesson.confidence <= 0.95
         assert lesson.stance in (1, -1)
+
+
+async def test_facts_extracted_by_the_real_model_are_well_formed_and_cite_their_turns(local_llm: str) -> None:
+    turns = [
+        SemanticRecord(
+            id="t1", text="My sister Beth just moved to Lisbon.", speaker="Alice", meta=RecordMeta(time=T0)
+        ),
+        SemanticRecord(
+            id="t2",
+            text="I work at a bakery and I love sourdough.",
+            speaker="Alice",
+            meta=RecordMeta(time=T0),
+        ),
+    ]
+    client = _client(local_llm)
+    try:
+        found = await LLMExtractor(client, timeout_seconds=240).extract("bank-a", turns)
+    finally:
+        await client.close()
+    assert found is not None, "the model gave no answer that fits the schema"
+    for fact in found.facts:
+        assert fact.meta.source_turn_ids in {("t1",), ("t2",)}
+        assert fact.subject and fact.attribute and fact.value and fact.text
+        assert fact.kind in {RecordKind.FACT, RecordKind.PREFERENCE, RecordKind.RULE}
+        assert fact.id.startswith("fact-") and fact.valid_from == T0

@@ -9,16 +9,18 @@ import argparse
 import contextlib
 import io
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from qdrant_client import AsyncQdrantClient
 
 from hindsight.cli.reindex import run_async as run_reindex
+from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
-from hindsight.inference.service import open_service as open_inference
-from hindsight.inference.settings import DEFAULT_MODEL, MINILM_MODEL, InferenceSettings
+from hindsight.inference.settings import DEFAULT_MODEL, MINILM_MODEL
 from hindsight.runtime.errors import FailedPrecondition
+from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.testing import channel_to, serving
 from hindsight.semantic.records import ModelIdentity, alias_name, collection_name
 from hindsight.semantic.service import open_service
@@ -34,12 +36,6 @@ FACTS = {
     ],
     "bank-b": [("tea", "Melanie prefers green tea to coffee.")],
 }
-
-
-@pytest.fixture(scope="module")
-async def inference_addr() -> AsyncIterator[str]:
-    async with serving(lambda: open_inference(InferenceSettings())) as server:
-        yield f"127.0.0.1:{server.port}"
 
 
 @contextlib.asynccontextmanager
@@ -159,3 +155,54 @@ async def test_a_new_file_under_the_same_model_name_and_dimension_is_refused_too
             await open_active(client, "hs", after, server=False)
     finally:
         await client.close()
+
+
+async def test_a_reindex_carries_the_cold_tier_the_entity_graph_and_the_review_queue(
+    inference_addr: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "qdrant")
+    old = SemanticSettings(inference_addr=inference_addr, qdrant_path=path, embedding_model=DEFAULT_MODEL)
+    new = SemanticSettings(inference_addr=inference_addr, qdrant_path=path, embedding_model=MINILM_MODEL)
+
+    def home(record_id: str, city: str, source: int) -> semantic_pb2.SemanticRecord:
+        return semantic_pb2.SemanticRecord(
+            id=record_id,
+            kind=semantic_pb2.RECORD_KIND_FACT,
+            text=f"Alice lives in {city}.",
+            subject="Alice",
+            attribute="lives_in",
+            value=city,
+            meta=common_pb2.RecordMeta(source=source, time=to_timestamp(datetime(2024, 1, 1, tzinfo=UTC))),
+        )
+
+    async with semantic(old) as stub:
+        records = [
+            semantic_pb2.SemanticRecord(id="t1", text="My sister is Beth.", speaker="Alice"),
+            semantic_pb2.SemanticRecord(id="old", text="The canteen served lasagne once."),
+            home("oslo", "Oslo", common_pb2.SOURCE_USER),
+        ]
+        await stub.Upsert(semantic_pb2.UpsertRequest(bank_id="b", records=records), timeout=TIMEOUT)
+        await stub.Upsert(
+            semantic_pb2.UpsertRequest(
+                bank_id="b", records=[home("bergen", "Bergen", common_pb2.SOURCE_USER)]
+            ),
+            timeout=TIMEOUT,
+        )
+        await stub.MarkCold(semantic_pb2.MarkColdRequest(bank_id="b", ids=["old"]), timeout=TIMEOUT)
+
+    _reindex_env(monkeypatch, new)
+    assert await run_reindex(_args(drop_old=True), io.StringIO()) == 0
+
+    async with semantic(new) as stub:
+        hot = await stub.Search(
+            semantic_pb2.SearchRequest(bank_id="b", query="lasagne", limit=50), timeout=TIMEOUT
+        )
+        assert "old" not in {hit.record.id for hit in hot.hits}
+        every = await stub.Search(
+            semantic_pb2.SearchRequest(bank_id="b", query="lasagne", include_cold=True), timeout=TIMEOUT
+        )
+        assert (every.hits[0].record.id, every.hits[0].record.cold) == ("old", True)
+        entities = await stub.ListEntities(semantic_pb2.ListEntitiesRequest(bank_id="b"), timeout=TIMEOUT)
+        assert {entity.name for entity in entities.entities} >= {"Alice", "Beth"}
+        queue = await stub.ListReviews(semantic_pb2.ListReviewsRequest(bank_id="b"), timeout=TIMEOUT)
+        assert [(item.candidate.id, item.current.id) for item in queue.items] == [("bergen", "oslo")]

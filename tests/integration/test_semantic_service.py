@@ -16,8 +16,6 @@ from qdrant_client import AsyncQdrantClient, models
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.inference.v1 import inference_pb2_grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
-from hindsight.inference.service import open_service as open_inference
-from hindsight.inference.settings import InferenceSettings
 from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.errors import FailedPrecondition
 from hindsight.runtime.records import to_timestamp
@@ -28,13 +26,6 @@ from hindsight.semantic.service import SERVICE_NAME, open_service
 from hindsight.semantic.settings import SemanticSettings
 
 TIMEOUT = 30
-
-
-@pytest.fixture(scope="module")
-async def inference_addr() -> AsyncIterator[str]:
-    """One real inference service for the module: loading the model is the slow part."""
-    async with serving(lambda: open_inference(InferenceSettings())) as server:
-        yield f"127.0.0.1:{server.port}"
 
 
 @contextlib.asynccontextmanager

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
-from hindsight.inference.batching import EmbedFn, MicroBatcher
+from hindsight.inference.batching import EmbedFn, MicroBatcher, chunk_size
 from hindsight.inference.cache import CachedRow, VectorCache
 from hindsight.inference.engine import InferenceEngine
 from hindsight.inference.loading import RerankerRegistry, load_models
@@ -41,9 +42,13 @@ def model(registry: ModelRegistry) -> Embedder:
 
 @contextlib.asynccontextmanager
 async def started(
-    embed: EmbedFn, executor: ThreadPoolExecutor, max_batch_size: int = 32, max_wait_ms: float = 3.0
+    embed: EmbedFn,
+    executor: ThreadPoolExecutor,
+    max_batch_size: int = 32,
+    max_wait_ms: float = 3.0,
+    runs: int = 1,
 ) -> AsyncIterator[MicroBatcher]:
-    batcher = MicroBatcher(embed, executor, max_batch_size=max_batch_size, max_wait_ms=max_wait_ms)
+    batcher = MicroBatcher(embed, executor, max_batch_size=max_batch_size, max_wait_ms=max_wait_ms, runs=runs)
     batcher.start()
     try:
         yield batcher
@@ -99,6 +104,103 @@ async def test_a_failing_batch_fails_its_callers_and_the_worker_keeps_serving(
             await batcher.embed(["boom", "fine"])
         assert (await batcher.embed(["fine"])).vectors.shape == (1, 512)
         assert batcher.running
+
+
+def test_a_batch_is_split_only_between_free_runs_and_never_below_the_smallest_chunk() -> None:
+    assert chunk_size(32, 2, 8) == 16
+    assert chunk_size(32, 1, 8) == 32
+    assert chunk_size(15, 2, 8) == 15  # two chunks would be under 8
+    assert chunk_size(16, 4, 8) == 8
+    assert chunk_size(5, 4, 1) == 2  # at most 4 runs: 2 + 2 + 1
+    assert chunk_size(1, 0, 8) == 1
+
+
+async def test_with_two_runs_a_large_call_runs_as_two_graph_runs_at_once_and_answers_in_order(
+    model: Embedder,
+) -> None:
+    both_inside = threading.Barrier(2, timeout=20)  # breaks (and the test fails) unless two runs overlap
+    seen: list[int] = []
+
+    def overlapping(texts: Sequence[str]) -> Embedded:
+        seen.append(len(texts))
+        both_inside.wait()
+        return model.embed(texts)
+
+    texts = [f"Memory number {i}: " + "the deploy went fine. " * (i % 5) for i in range(32)]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        async with started(overlapping, pool, runs=2) as batcher:
+            result = await batcher.embed(texts)
+    assert sorted(seen) == [16, 16]
+    assert (batcher.stats.batches, batcher.stats.texts) == (2, 32)
+    _assert_same_direction(result.vectors, model.embed(texts).vectors)
+
+
+async def test_while_every_run_is_busy_new_texts_queue_and_then_share_one_run(model: Embedder) -> None:
+    gate = threading.Event()
+    seen: list[list[str]] = []
+
+    def held(texts: Sequence[str]) -> Embedded:
+        seen.append(list(texts))
+        if not gate.wait(timeout=20):
+            raise TimeoutError("the test never opened the gate")
+        return model.embed(texts)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        async with started(held, pool, max_wait_ms=1.0, runs=2) as batcher:
+            first = asyncio.ensure_future(batcher.embed([f"first {i}" for i in range(16)]))
+            async with asyncio.timeout(20):
+                while len(seen) < 2:  # both runs taken by the first call's two chunks
+                    await asyncio.sleep(0.01)
+            later = [asyncio.ensure_future(batcher.embed([f"later {i}"])) for i in range(10)]
+            await asyncio.sleep(0.05)  # far beyond the 1 ms wait: no run is free, so nothing starts
+            assert len(seen) == 2
+            gate.set()
+            await first
+            answers = await asyncio.gather(*later)
+    assert [len(batch) for batch in seen] == [8, 8, 10]
+    assert all(answer.vectors.shape == (1, 512) for answer in answers)
+
+
+async def test_a_cancelled_call_leaves_the_queue_and_its_texts_are_never_run(
+    model: Embedder, executor: ThreadPoolExecutor
+) -> None:
+    gate = threading.Event()
+    seen: list[list[str]] = []
+
+    def held(texts: Sequence[str]) -> Embedded:
+        seen.append(list(texts))
+        if not gate.wait(timeout=20):
+            raise TimeoutError("the test never opened the gate")
+        return model.embed(texts)
+
+    async with started(held, executor, max_wait_ms=1.0) as batcher:
+        busy = asyncio.ensure_future(batcher.embed(["keeps the only run busy"]))
+        async with asyncio.timeout(20):
+            while not seen:
+                await asyncio.sleep(0.01)
+        abandoned = asyncio.ensure_future(batcher.embed(["abandoned one", "abandoned two"]))
+        kept = asyncio.ensure_future(batcher.embed(["kept"]))
+        await asyncio.sleep(0)  # both calls are queued
+        abandoned.cancel()
+        gate.set()
+        await busy
+        assert (await kept).vectors.shape == (1, 512)
+    assert abandoned.cancelled()
+    assert seen == [["keeps the only run busy"], ["kept"]]
+
+
+async def test_a_failing_run_fails_only_its_callers_and_frees_its_run(model: Embedder) -> None:
+    def fragile(texts: Sequence[str]) -> Embedded:
+        if "boom" in texts:
+            raise RuntimeError("model crashed")
+        return model.embed(texts)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        async with started(fragile, pool, max_wait_ms=1.0, runs=2) as batcher:
+            for _ in range(3):  # a run that is never given back would leave none after two failures
+                with pytest.raises(RuntimeError, match="model crashed"):
+                    await batcher.embed(["boom"])
+            assert (await batcher.embed(["fine"])).vectors.shape == (1, 512)
 
 
 async def test_a_closed_batcher_refuses_new_texts(model: Embedder, executor: ThreadPoolExecutor) -> None:

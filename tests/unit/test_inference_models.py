@@ -103,6 +103,9 @@ def test_settings_are_read_from_the_environment_and_bad_values_name_the_variable
         load(InferenceSettings, {"HINDSIGHT_EMBED_MAX_BATCH": "0"})
     with pytest.raises(SettingsError, match="HINDSIGHT_EMBED_MODEL"):
         load(InferenceSettings, {"HINDSIGHT_EMBED_MODEL": " "})
+    assert load(InferenceSettings, {"HINDSIGHT_ONNX_RUNS": "2"}).parallel_runs == 2
+    with pytest.raises(SettingsError, match="HINDSIGHT_ONNX_RUNS must be at least 1"):
+        load(InferenceSettings, {"HINDSIGHT_ONNX_RUNS": "0"})
 
 
 def test_a_model_path_override_replaces_the_packaged_file(tmp_path: Path) -> None:
@@ -171,3 +174,24 @@ def test_settings_refuse_unknown_packaged_models_and_a_default_that_is_not_loade
             InferenceSettings,
             {"HINDSIGHT_EMBED_PACKAGED": MINILM_MODEL, "HINDSIGHT_EMBED_MODEL": MINILM_MODEL},
         )
+
+
+def test_loading_the_use_model_leaves_child_processes_on_the_fast_protobuf() -> None:
+    # onnxruntime-extensions sets PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python when imported; a service
+    # started from a process that had loaded USE then encoded every reply in pure Python (~20x slower).
+    # A fresh interpreter, so that no earlier import in this test run hides the effect.
+    script = (
+        "import os, subprocess, sys\n"
+        "os.environ.pop('PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION', None)\n"
+        "from hindsight.inference.models import UseMultilingual, packaged_use_path\n"
+        "UseMultilingual('use', packaged_use_path(), 1)\n"
+        "assert 'PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION' not in os.environ, os.environ\n"
+        "probe = 'from google.protobuf.internal import api_implementation as a; print(a.Type())'\n"
+        "print(subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True).stdout)\n"
+    )
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() != "python"
+    assert done.stdout.strip()

@@ -1,15 +1,21 @@
 """Inference throughput: raw ONNX Runtime vs the service at batch 32 vs 16 concurrent single-text callers.
 
-All three run in one invocation on the same texts, interleaved over ``--repeats`` rounds (a noisy 2-core
-machine moves every figure by several percent between rounds), and the medians are reported:
+All modes run in one invocation on the same texts, interleaved over ``--repeats`` rounds whose order
+rotates (a noisy 2-core machine moves every figure by several percent between rounds):
 
-* **raw**: the model's ONNX Runtime session called in this process, batches of ``--batch`` texts;
+* **raw**: the model's ``embed`` (ONNX Runtime session + L2 normalisation, nothing else) called in this
+  process on batches of ``--batch`` texts, with the same thread settings as the service and the same
+  execution plan: each batch sorted by length and, with ``HINDSIGHT_ONNX_RUNS`` > 1, split into the same
+  chunks run at once on as many threads;
+* **raw, one run**: only with several runs: one graph run per batch using runs x threads intra-op threads
+  (the other way to spend the same cores); the overhead is taken against the faster of the two raws;
 * **service batch**: ``hindsight serve inference`` in its own process, ``Embed`` calls of ``--batch``
-  texts one after the other over gRPC on loopback;
+  texts one after the other over gRPC on loopback, each reply decoded into a float32 matrix;
 * **service concurrent**: the same service, ``--concurrency`` callers each sending one text per call
   (the micro-batcher coalesces them).
 
-The service overhead is ``1 - service_batch / raw``; the coalescing ratio is ``concurrent / batch``.
+Per round, the overhead is ``1 - service_batch / raw`` and the coalescing ratio ``concurrent / batch``;
+the medians of those per-round ratios are reported with their quartiles, beside the median throughputs.
 """
 
 from __future__ import annotations
@@ -18,13 +24,16 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +45,8 @@ WORDS = (
     "birthday sister brother doctor appointment weekend hiking garden rain sunny report draft email"
 ).split()
 SERVICE_START_TIMEOUT = 120.0
+ENCODINGS = {"repeated": 0, "float32": 1, "float16": 2}
+"""``--encoding`` -> ``VectorEncoding`` value (the contract enum; here so that ``--help`` imports nothing)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +56,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", type=int, default=32, help="texts per call in the raw and batch modes")
     parser.add_argument("--concurrency", type=int, default=16, help="single-text callers in concurrent mode")
     parser.add_argument("--repeats", type=int, default=3, help="rounds; the medians are reported")
-    parser.add_argument("--threads", type=int, default=0, help="ONNX threads (default: the setting)")
+    parser.add_argument("--threads", type=int, default=0, help="ONNX threads per run (default: the setting)")
+    parser.add_argument("--runs", type=int, default=0, help="parallel graph runs (default: the setting)")
+    parser.add_argument(
+        "--encoding",
+        choices=sorted(ENCODINGS),
+        default="float32",
+        help="how Embed replies carry vectors: packed float32/float16 bytes, or repeated floats",
+    )
     parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the figures here")
 
 
@@ -53,11 +71,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 class Round:
     """One round's throughputs (texts/s) and call latencies (ms)."""
 
-    raw_per_s: float
-    service_batch_per_s: float
-    service_concurrent_per_s: float
+    raw_per_s: float = 0.0
+    raw_one_run_per_s: float = 0.0
+    service_batch_per_s: float = 0.0
+    service_concurrent_per_s: float = 0.0
+    raw_cpu_ms: float = 0.0
+    """CPU time per text (all threads): a cost that other load on the machine moves far less than time."""
+    batch_service_cpu_ms: float = 0.0
+    batch_client_cpu_ms: float = 0.0
+    concurrent_service_cpu_ms: float = 0.0
+    concurrent_client_cpu_ms: float = 0.0
     batch_ms: list[float] = field(default_factory=list)
     concurrent_ms: list[float] = field(default_factory=list)
+
+    @property
+    def overhead(self) -> float:
+        """What the service loses at batch size against the faster raw mode of this round."""
+        return 1 - self.service_batch_per_s / max(self.raw_per_s, self.raw_one_run_per_s)
+
+    @property
+    def coalescing(self) -> float:
+        """Single-text callers' throughput as a share of batched calls' in this round."""
+        return self.service_concurrent_per_s / self.service_batch_per_s
 
 
 def make_texts(count: int, seed: int = 13) -> list[str]:
@@ -76,7 +111,7 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     if not values:
         return 0.0
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))]
 
 
 @contextlib.asynccontextmanager
@@ -123,32 +158,50 @@ async def running_service(env: dict[str, str]) -> AsyncIterator[tuple[str, int]]
                 process.wait()
 
 
-def _raw(embed: Any, texts: list[str], batch: int) -> float:
+def _request_id() -> tuple[tuple[str, str], ...]:
+    """What the layers send on every call they make inside a request (``LayerClient``): its request id."""
+    return (("x-request-id", uuid.uuid4().hex),)
+
+
+def _raw(embed: Any, texts: list[str], batch: int, pool: ThreadPoolExecutor, runs: int) -> float:
+    """In-process throughput of ``embed`` under the batcher's plan: sorted, split between ``runs`` threads."""
+    from hindsight.inference.batching import MIN_CHUNK, chunk_size
+
     started = time.perf_counter()
     for start in range(0, len(texts), batch):
-        embed(texts[start : start + batch])
+        ordered = sorted(texts[start : start + batch], key=len)
+        size = chunk_size(len(ordered), runs, MIN_CHUNK)
+        chunks = [ordered[i : i + size] for i in range(0, len(ordered), size)]
+        if len(chunks) == 1:
+            embed(chunks[0])
+        else:
+            list(pool.map(embed, chunks))
     return len(texts) / (time.perf_counter() - started)
 
 
 async def _service_batch(
-    stub: Any, model: str, texts: list[str], batch: int, latencies: list[float]
+    stub: Any, model: str, texts: list[str], batch: int, encoding: int, latencies: list[float]
 ) -> float:
     from hindsight.contracts.inference.v1 import inference_pb2
+    from hindsight.runtime.vectors import reply_vectors
 
     started = time.perf_counter()
     for start in range(0, len(texts), batch):
-        request = inference_pb2.EmbedRequest(bank_id="bench", texts=texts[start : start + batch], model=model)
+        request = inference_pb2.EmbedRequest(
+            bank_id="bench", texts=texts[start : start + batch], model=model, encoding=encoding
+        )
         sent = time.perf_counter()
-        reply = await stub.Embed(request, timeout=60)
+        reply = await stub.Embed(request, timeout=60, metadata=_request_id())
+        reply_vectors(reply, len(request.texts))  # a real client reads the vectors: decoding counts
         latencies.append((time.perf_counter() - sent) * 1000)
-        assert len(reply.embeddings) == len(request.texts)
     return len(texts) / (time.perf_counter() - started)
 
 
 async def _service_concurrent(
-    stub: Any, model: str, texts: list[str], callers: int, latencies: list[float]
+    stub: Any, model: str, texts: list[str], callers: int, encoding: int, latencies: list[float]
 ) -> float:
     from hindsight.contracts.inference.v1 import inference_pb2
+    from hindsight.runtime.vectors import reply_vectors
 
     pending = iter(texts)
 
@@ -156,10 +209,12 @@ async def _service_concurrent(
         for text in pending:
             sent = time.perf_counter()
             reply = await stub.Embed(
-                inference_pb2.EmbedRequest(bank_id="bench", texts=[text], model=model), timeout=60
+                inference_pb2.EmbedRequest(bank_id="bench", texts=[text], model=model, encoding=encoding),
+                timeout=60,
+                metadata=_request_id(),
             )
+            reply_vectors(reply, 1)
             latencies.append((time.perf_counter() - sent) * 1000)
-            assert len(reply.embeddings) == 1
 
     started = time.perf_counter()
     await asyncio.gather(*(caller() for _ in range(callers)))
@@ -177,82 +232,177 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     from hindsight.runtime.settings import load
 
     overrides = {"threads": args.threads} if args.threads else {}
+    if args.runs:
+        overrides["parallel_runs"] = args.runs
     settings = load(InferenceSettings, **overrides)
-    registry = load_models(settings)
-    embedder = registry.get(args.model)
+    embedder = load_models(settings).get(args.model)
+    runs = settings.parallel_runs
+    one_run = None
+    if runs > 1:  # the same cores spent inside one graph run instead
+        one_run_settings = load(
+            InferenceSettings, **{**overrides, "threads": runs * settings.threads, "parallel_runs": 1}
+        )
+        one_run = load_models(one_run_settings).get(embedder.name)
     texts = make_texts(args.texts)
-    embedder.embed(texts[: args.batch])  # warm the raw session as the service warms its own
-    env = {"HINDSIGHT_ONNX_THREADS": str(settings.threads)}
+    encoding = ENCODINGS[args.encoding]
+    pool = ThreadPoolExecutor(max_workers=runs, thread_name_prefix="raw")
+    for model in (embedder, one_run):  # warm the raw sessions as the service warms its own
+        if model is not None:
+            _raw(model.embed, texts[: args.batch], args.batch, pool, runs)
+    env = {"HINDSIGHT_ONNX_THREADS": str(settings.threads), "HINDSIGHT_ONNX_RUNS": str(runs)}
     rounds: list[Round] = []
     async with running_service(env) as (address, pid), grpc.aio.insecure_channel(address) as channel:
         stub = inference_pb2_grpc.InferenceServiceStub(channel)
-        await _service_batch(stub, embedder.name, texts[: args.batch * 2], args.batch, [])  # warm the channel
+        service = psutil.Process(pid)
+        warm = texts[: args.batch * 2]
+        await _service_batch(stub, embedder.name, warm, args.batch, encoding, [])  # warm the channel
+        await _service_concurrent(stub, embedder.name, warm, args.concurrency, encoding, [])
         for index in range(args.repeats):
-            result = Round(0.0, 0.0, 0.0)
-            result.raw_per_s = _raw(lambda batch: embedder.embed(batch), texts, args.batch)
-            result.service_batch_per_s = await _service_batch(
-                stub, embedder.name, texts, args.batch, result.batch_ms
-            )
-            result.service_concurrent_per_s = await _service_concurrent(
-                stub, embedder.name, texts, args.concurrency, result.concurrent_ms
-            )
+            result = Round()
+
+            def cpu() -> tuple[float, float]:
+                """CPU seconds so far of (this process, the service)."""
+                times = service.cpu_times()
+                return time.process_time(), times.user + times.system
+
+            def per_text(before: tuple[float, float]) -> tuple[float, float]:
+                now = cpu()
+                return (
+                    (now[0] - before[0]) * 1000 / len(texts),
+                    (now[1] - before[1]) * 1000 / len(texts),
+                )
+
+            async def raw(result: Round = result) -> None:
+                before = cpu()
+                result.raw_per_s = _raw(embedder.embed, texts, args.batch, pool, runs)
+                result.raw_cpu_ms = per_text(before)[0]
+
+            async def raw_one_run(result: Round = result) -> None:
+                if one_run is not None:
+                    result.raw_one_run_per_s = _raw(one_run.embed, texts, args.batch, pool, 1)
+
+            async def batch(result: Round = result) -> None:
+                before = cpu()
+                result.service_batch_per_s = await _service_batch(
+                    stub, embedder.name, texts, args.batch, encoding, result.batch_ms
+                )
+                result.batch_client_cpu_ms, result.batch_service_cpu_ms = per_text(before)
+
+            async def concurrent(result: Round = result) -> None:
+                before = cpu()
+                result.service_concurrent_per_s = await _service_concurrent(
+                    stub, embedder.name, texts, args.concurrency, encoding, result.concurrent_ms
+                )
+                result.concurrent_client_cpu_ms, result.concurrent_service_cpu_ms = per_text(before)
+
+            modes = [raw, raw_one_run, batch, concurrent]
+            for mode in modes[index % len(modes) :] + modes[: index % len(modes)]:
+                await mode()
             rounds.append(result)
             print(
                 f"round {index + 1}/{args.repeats}: raw {result.raw_per_s:.0f}/s, "
-                f"batch {result.service_batch_per_s:.0f}/s, "
-                f"concurrent {result.service_concurrent_per_s:.0f}/s",
+                + (f"raw one run {result.raw_one_run_per_s:.0f}/s, " if one_run is not None else "")
+                + f"batch {result.service_batch_per_s:.0f}/s, "
+                f"concurrent {result.service_concurrent_per_s:.0f}/s "
+                f"(overhead {result.overhead:.1%}, concurrent/batch {result.coalescing:.1%})",
                 file=sys.stderr,
             )
-        service_rss = psutil.Process(pid).memory_info().rss / 2**20
-    raw = statistics.median(r.raw_per_s for r in rounds)
-    batched = statistics.median(r.service_batch_per_s for r in rounds)
-    concurrent = statistics.median(r.service_concurrent_per_s for r in rounds)
+        service_rss = service.memory_info().rss / 2**20
+    pool.shutdown()
     concurrent_ms = [ms for r in rounds for ms in r.concurrent_ms]
     batch_ms = [ms for r in rounds for ms in r.batch_ms]
+    overheads = [r.overhead for r in rounds]
+    coalescing = [r.coalescing for r in rounds]
     return {
-        "raw_per_s": round(raw, 1),
-        "service_batch_per_s": round(batched, 1),
-        "service_concurrent_per_s": round(concurrent, 1),
+        "raw_per_s": round(statistics.median(r.raw_per_s for r in rounds), 1),
+        "service_batch_per_s": round(statistics.median(r.service_batch_per_s for r in rounds), 1),
+        "service_concurrent_per_s": round(statistics.median(r.service_concurrent_per_s for r in rounds), 1),
         "p50_ms": round(percentile(concurrent_ms, 0.50), 2),
         "p95_ms": round(percentile(concurrent_ms, 0.95), 2),
         "rss_mb": round(service_rss, 1),
+        "raw_one_run_per_s": round(statistics.median(r.raw_one_run_per_s for r in rounds), 1),
+        **{
+            f"{name}_cpu_ms_per_text": round(
+                statistics.median(getattr(r, f"{name}_cpu_ms") for r in rounds), 3
+            )
+            for name in (
+                "raw",
+                "batch_service",
+                "batch_client",
+                "concurrent_service",
+                "concurrent_client",
+            )
+        },
         "batch_p50_ms": round(percentile(batch_ms, 0.50), 2),
         "batch_p95_ms": round(percentile(batch_ms, 0.95), 2),
         "raw_process_rss_mb": round(psutil.Process().memory_info().rss / 2**20, 1),
-        "service_overhead": round(1 - batched / raw, 4),
-        "concurrent_vs_batch": round(concurrent / batched, 4),
+        "service_overhead": round(statistics.median(overheads), 4),
+        "service_overhead_p25": round(percentile(overheads, 0.25), 4),
+        "service_overhead_p75": round(percentile(overheads, 0.75), 4),
+        "concurrent_vs_batch": round(statistics.median(coalescing), 4),
+        "concurrent_vs_batch_p25": round(percentile(coalescing, 0.25), 4),
+        "concurrent_vs_batch_p75": round(percentile(coalescing, 0.75), 4),
         "model": embedder.name,
         "texts": args.texts,
         "batch": args.batch,
         "concurrency": args.concurrency,
+        "encoding": args.encoding,
         "threads": settings.threads,
+        "runs": runs,
+        "batch_wait_ms": settings.max_batch_wait_ms,
         "cpus": os.cpu_count(),
-        "rounds": [{k: round(v, 1) for k, v in asdict(r).items() if isinstance(v, float)} for r in rounds],
+        "load_average": round(os.getloadavg()[0], 2),
+        "rounds": [
+            {
+                **{k: round(v, 1) for k, v in asdict(r).items() if isinstance(v, float)},
+                "overhead": round(r.overhead, 4),
+                "concurrent_vs_batch": round(r.coalescing, 4),
+            }
+            for r in rounds
+        ],
     }
 
 
 def run(args: argparse.Namespace) -> int:
     """Measure, print a table, and write ``--json`` when asked."""
-    if min(args.texts, args.batch, args.concurrency, args.repeats) < 1:
+    if min(args.texts, args.batch, args.concurrency, args.repeats) < 1 or min(args.threads, args.runs) < 0:
         print("--texts, --batch, --concurrency and --repeats must be at least 1", file=sys.stderr)
         return 2
     figures = asyncio.run(measure(args))
-    print(f"model {figures['model']}, {figures['texts']} texts x {args.repeats} rounds, medians:")
+    print(
+        f"model {figures['model']}, {figures['texts']} texts x {args.repeats} rounds, "
+        f"{figures['runs']} run(s) x {figures['threads']} thread(s), {figures['encoding']} replies; medians:"
+    )
     print(f"  raw ONNX Runtime, batch {args.batch:<3}     {figures['raw_per_s']:>8.1f} texts/s")
+    if figures["runs"] > 1:
+        print(f"  raw, one run of all threads     {figures['raw_one_run_per_s']:>8.1f} texts/s")
     print(
         f"  service, batch {args.batch:<3}              {figures['service_batch_per_s']:>8.1f} texts/s  "
-        f"p50 {figures['batch_p50_ms']:.1f} ms  p95 {figures['batch_p95_ms']:.1f} ms  "
-        f"(overhead {figures['service_overhead']:.1%})"
+        f"p50 {figures['batch_p50_ms']:.1f} ms  p95 {figures['batch_p95_ms']:.1f} ms"
     )
     print(
         f"  service, {args.concurrency} single-text callers  "
         f"{figures['service_concurrent_per_s']:>8.1f} texts/s  "
-        f"p50 {figures['p50_ms']:.1f} ms  p95 {figures['p95_ms']:.1f} ms  "
-        f"({figures['concurrent_vs_batch']:.1%} of batched)"
+        f"p50 {figures['p50_ms']:.1f} ms  p95 {figures['p95_ms']:.1f} ms"
+    )
+    print(
+        f"  service overhead at batch {args.batch}: {figures['service_overhead']:.1%} "
+        f"(quartiles {figures['service_overhead_p25']:.1%} .. {figures['service_overhead_p75']:.1%})"
+    )
+    print(
+        f"  {args.concurrency} callers / batched: {figures['concurrent_vs_batch']:.1%} "
+        f"(quartiles {figures['concurrent_vs_batch_p25']:.1%} .. {figures['concurrent_vs_batch_p75']:.1%})"
+    )
+    print(
+        f"  CPU ms per text (service + client): raw {figures['raw_cpu_ms_per_text']:.2f}, "
+        f"batch {figures['batch_service_cpu_ms_per_text']:.2f} + "
+        f"{figures['batch_client_cpu_ms_per_text']:.2f}, "
+        f"{args.concurrency} callers {figures['concurrent_service_cpu_ms_per_text']:.2f} + "
+        f"{figures['concurrent_client_cpu_ms_per_text']:.2f}"
     )
     print(
         f"  RSS: service {figures['rss_mb']:.0f} MB, "
-        f"raw (this process) {figures['raw_process_rss_mb']:.0f} MB"
+        f"raw (this process) {figures['raw_process_rss_mb']:.0f} MB; load average {figures['load_average']}"
     )
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")

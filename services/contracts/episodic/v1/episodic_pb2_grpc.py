@@ -65,6 +65,46 @@ class EpisodicServiceStub:
                 request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ForgetTurnsRequest.SerializeToString,
                 response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ForgetTurnsResponse.FromString,
                 _registered_method=True)
+        self.UpdateTurn = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/UpdateTurn',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.UpdateTurnRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.UpdateTurnResponse.FromString,
+                _registered_method=True)
+        self.RestoreTurns = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/RestoreTurns',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RestoreTurnsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RestoreTurnsResponse.FromString,
+                _registered_method=True)
+        self.Purge = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/Purge',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.PurgeRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.PurgeResponse.FromString,
+                _registered_method=True)
+        self.SearchEpisodes = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/SearchEpisodes',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SearchEpisodesRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SearchEpisodesResponse.FromString,
+                _registered_method=True)
+        self.SegmentSession = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/SegmentSession',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SegmentSessionRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SegmentSessionResponse.FromString,
+                _registered_method=True)
+        self.RecordAccess = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/RecordAccess',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RecordAccessRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RecordAccessResponse.FromString,
+                _registered_method=True)
+        self.GetAccessStats = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/GetAccessStats',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.GetAccessStatsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.GetAccessStatsResponse.FromString,
+                _registered_method=True)
+        self.OutboxStatus = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/OutboxStatus',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.OutboxStatusRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.OutboxStatusResponse.FromString,
+                _registered_method=True)
 
 
 class EpisodicServiceServicer:
@@ -113,6 +153,64 @@ class EpisodicServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UpdateTurn(self, request, context):
+        """Replaces a turn's text or metadata: the new version gets a new id and links the one it supersedes,
+        which is archived (kept, recoverable).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RestoreTurns(self, request, context):
+        """Brings archived turns back.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Purge(self, request, context):
+        """Hard-deletes turns and episodes by id, by session or a whole bank, and (through the outbox) every
+        record derived from them in the other layers.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SearchEpisodes(self, request, context):
+        """Keyword search over episodes, with filters on tags, tools, task type, result, source and trust.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SegmentSession(self, request, context):
+        """Turns a session's finished segments (topic shifts, time gaps) into episodes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RecordAccess(self, request, context):
+        """Notes that records were returned by recall (hit count, last hit; batched off the request path).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetAccessStats(self, request, context):
+        """Access statistics (hits, last hit, freshness) of records.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def OutboxStatus(self, request, context):
+        """How many outbox entries wait for delivery, per target layer.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EpisodicServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -145,6 +243,46 @@ def add_EpisodicServiceServicer_to_server(servicer, server):
                     servicer.ForgetTurns,
                     request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ForgetTurnsRequest.FromString,
                     response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ForgetTurnsResponse.SerializeToString,
+            ),
+            'UpdateTurn': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateTurn,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.UpdateTurnRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.UpdateTurnResponse.SerializeToString,
+            ),
+            'RestoreTurns': grpc.unary_unary_rpc_method_handler(
+                    servicer.RestoreTurns,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RestoreTurnsRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RestoreTurnsResponse.SerializeToString,
+            ),
+            'Purge': grpc.unary_unary_rpc_method_handler(
+                    servicer.Purge,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.PurgeRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.PurgeResponse.SerializeToString,
+            ),
+            'SearchEpisodes': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchEpisodes,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SearchEpisodesRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SearchEpisodesResponse.SerializeToString,
+            ),
+            'SegmentSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.SegmentSession,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SegmentSessionRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SegmentSessionResponse.SerializeToString,
+            ),
+            'RecordAccess': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordAccess,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RecordAccessRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RecordAccessResponse.SerializeToString,
+            ),
+            'GetAccessStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetAccessStats,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.GetAccessStatsRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.GetAccessStatsResponse.SerializeToString,
+            ),
+            'OutboxStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.OutboxStatus,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.OutboxStatusRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.OutboxStatusResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -310,6 +448,222 @@ class EpisodicService:
             '/hindsight.episodic.v1.EpisodicService/ForgetTurns',
             hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ForgetTurnsRequest.SerializeToString,
             hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ForgetTurnsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateTurn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/UpdateTurn',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.UpdateTurnRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.UpdateTurnResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RestoreTurns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/RestoreTurns',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RestoreTurnsRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RestoreTurnsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Purge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/Purge',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.PurgeRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.PurgeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SearchEpisodes(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/SearchEpisodes',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SearchEpisodesRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SearchEpisodesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SegmentSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/SegmentSession',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SegmentSessionRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SegmentSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordAccess(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/RecordAccess',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RecordAccessRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RecordAccessResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetAccessStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/GetAccessStats',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.GetAccessStatsRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.GetAccessStatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def OutboxStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/OutboxStatus',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.OutboxStatusRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.OutboxStatusResponse.FromString,
             options,
             channel_credentials,
             insecure,

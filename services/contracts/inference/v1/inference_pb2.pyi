@@ -12,21 +12,32 @@ class EmbedPurpose(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EMBED_PURPOSE_UNSPECIFIED: _ClassVar[EmbedPurpose]
     EMBED_PURPOSE_QUERY: _ClassVar[EmbedPurpose]
     EMBED_PURPOSE_PASSAGE: _ClassVar[EmbedPurpose]
+
+class VectorEncoding(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    VECTOR_ENCODING_UNSPECIFIED: _ClassVar[VectorEncoding]
+    VECTOR_ENCODING_FLOAT32: _ClassVar[VectorEncoding]
+    VECTOR_ENCODING_FLOAT16: _ClassVar[VectorEncoding]
 EMBED_PURPOSE_UNSPECIFIED: EmbedPurpose
 EMBED_PURPOSE_QUERY: EmbedPurpose
 EMBED_PURPOSE_PASSAGE: EmbedPurpose
+VECTOR_ENCODING_UNSPECIFIED: VectorEncoding
+VECTOR_ENCODING_FLOAT32: VectorEncoding
+VECTOR_ENCODING_FLOAT16: VectorEncoding
 
 class EmbedRequest(_message.Message):
-    __slots__ = ("bank_id", "texts", "model", "purpose")
+    __slots__ = ("bank_id", "texts", "model", "purpose", "encoding")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     TEXTS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     PURPOSE_FIELD_NUMBER: _ClassVar[int]
+    ENCODING_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     texts: _containers.RepeatedScalarFieldContainer[str]
     model: str
     purpose: EmbedPurpose
-    def __init__(self, bank_id: _Optional[str] = ..., texts: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ..., purpose: _Optional[_Union[EmbedPurpose, str]] = ...) -> None: ...
+    encoding: VectorEncoding
+    def __init__(self, bank_id: _Optional[str] = ..., texts: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ..., purpose: _Optional[_Union[EmbedPurpose, str]] = ..., encoding: _Optional[_Union[VectorEncoding, str]] = ...) -> None: ...
 
 class Embedding(_message.Message):
     __slots__ = ("values",)
@@ -35,16 +46,20 @@ class Embedding(_message.Message):
     def __init__(self, values: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class EmbedResponse(_message.Message):
-    __slots__ = ("embeddings", "model", "dimension", "truncated_indices")
+    __slots__ = ("embeddings", "model", "dimension", "truncated_indices", "vectors", "encoding")
     EMBEDDINGS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     DIMENSION_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_INDICES_FIELD_NUMBER: _ClassVar[int]
+    VECTORS_FIELD_NUMBER: _ClassVar[int]
+    ENCODING_FIELD_NUMBER: _ClassVar[int]
     embeddings: _containers.RepeatedCompositeFieldContainer[Embedding]
     model: str
     dimension: int
     truncated_indices: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, embeddings: _Optional[_Iterable[_Union[Embedding, _Mapping]]] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., truncated_indices: _Optional[_Iterable[int]] = ...) -> None: ...
+    vectors: bytes
+    encoding: VectorEncoding
+    def __init__(self, embeddings: _Optional[_Iterable[_Union[Embedding, _Mapping]]] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., truncated_indices: _Optional[_Iterable[int]] = ..., vectors: _Optional[bytes] = ..., encoding: _Optional[_Union[VectorEncoding, str]] = ...) -> None: ...
 
 class ModelInfoRequest(_message.Message):
     __slots__ = ("model",)

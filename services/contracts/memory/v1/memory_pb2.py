@@ -22,52 +22,73 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from hindsight.contracts.common.v1 import common_pb2 as hindsight_dot_common_dot_v1_dot_common__pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2 as hindsight_dot_episodic_dot_v1_dot_episodic__pb2
 from hindsight.contracts.reflect.v1 import reflect_pb2 as hindsight_dot_reflect_dot_v1_dot_reflect__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n hindsight/memory/v1/memory.proto\x12\x13hindsight.memory.v1\x1a hindsight/common/v1/common.proto\x1a$hindsight/episodic/v1/episodic.proto\x1a\"hindsight/reflect/v1/reflect.proto\"J\n\rRetainRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12(\n\x05turns\x18\x02 \x03(\x0b\x32\x19.hindsight.common.v1.Turn\"L\n\x0eRetainResponse\x12\x10\n\x08turn_ids\x18\x01 \x03(\t\x12\x17\n\x0f\x64uplicate_count\x18\x02 \x01(\r\x12\x0f\n\x07indexed\x18\x03 \x01(\x08\"\xb2\x01\n\rRecallRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05top_k\x18\x03 \x01(\r\x12*\n\x06layers\x18\x04 \x03(\x0e\x32\x1a.hindsight.memory.v1.Layer\x12\x32\n\ntime_range\x18\x05 \x01(\x0b\x32\x1e.hindsight.common.v1.TimeRange\x12\x12\n\nsession_id\x18\x06 \x01(\t\"\xc8\x01\n\x06Memory\x12\n\n\x02id\x18\x01 \x01(\t\x12)\n\x05layer\x18\x02 \x01(\x0e\x32\x1a.hindsight.memory.v1.Layer\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0f\n\x07speaker\x18\x04 \x01(\t\x12\r\n\x05score\x18\x05 \x01(\x01\x12-\n\x04meta\x18\x06 \x01(\x0b\x32\x1f.hindsight.common.v1.RecordMeta\x12*\n\x06layers\x18\x07 \x03(\x0e\x32\x1a.hindsight.memory.v1.Layer\"\x80\x01\n\x0bLayerReport\x12)\n\x05layer\x18\x01 \x01(\x0e\x32\x1a.hindsight.memory.v1.Layer\x12\n\n\x02ok\x18\x02 \x01(\x08\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x12\n\nelapsed_ms\x18\x04 \x01(\x01\x12\x17\n\x0f\x63\x61ndidate_count\x18\x05 \x01(\r\"\x89\x01\n\x0eRecallResponse\x12-\n\x08memories\x18\x01 \x03(\x0b\x32\x1b.hindsight.memory.v1.Memory\x12\x0f\n\x07partial\x18\x02 \x01(\x08\x12\x37\n\rlayer_reports\x18\x03 \x03(\x0b\x32 .hindsight.memory.v1.LayerReport\"W\n\x13WriteEpisodeRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12/\n\x07\x65pisode\x18\x02 \x01(\x0b\x32\x1e.hindsight.episodic.v1.Episode\"G\n\x14WriteEpisodeResponse\x12/\n\x07\x65pisode\x18\x01 \x01(\x0b\x32\x1e.hindsight.episodic.v1.Episode\"5\n\x0eReflectRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"W\n\x0fReflectResponse\x12-\n\x07lessons\x18\x01 \x03(\x0b\x32\x1c.hindsight.reflect.v1.Lesson\x12\x15\n\repisodes_read\x18\x02 \x01(\r\"@\n\rForgetRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x10\n\x08turn_ids\x18\x02 \x03(\t\x12\x0c\n\x04hard\x18\x03 \x01(\x08\"a\n\x0e\x46orgetResponse\x12\x17\n\x0f\x66orgotten_count\x18\x01 \x01(\r\x12\x17\n\x0funindexed_count\x18\x02 \x01(\r\x12\x1d\n\x15working_removed_count\x18\x03 \x01(\r\"6\n\x0f\x43ompressRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\x87\x01\n\x10\x43ompressResponse\x12\x13\n\x0bgroup_count\x18\x01 \x01(\r\x12\x1d\n\x15summarised_turn_count\x18\x02 \x01(\r\x12\x15\n\rtokens_before\x18\x03 \x01(\r\x12\x14\n\x0ctokens_after\x18\x04 \x01(\r\x12\x12\n\nsummariser\x18\x05 \x01(\t\":\n\x13\x43loseSessionRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\xd6\x01\n\x14\x43loseSessionResponse\x12\x0e\n\x06\x63losed\x18\x01 \x01(\x08\x12\x12\n\nturn_count\x18\x02 \x01(\r\x12\x15\n\rsummary_count\x18\x03 \x01(\r\x12\x13\n\x0btoken_count\x18\x04 \x01(\r\x12\x11\n\treflected\x18\x05 \x01(\x08\x12\x15\n\rreflect_error\x18\x06 \x01(\t\x12-\n\x07lessons\x18\x07 \x03(\x0b\x32\x1c.hindsight.reflect.v1.Lesson\x12\x15\n\repisodes_read\x18\x08 \x01(\r*l\n\x05Layer\x12\x15\n\x11LAYER_UNSPECIFIED\x10\x00\x12\x11\n\rLAYER_WORKING\x10\x01\x12\x12\n\x0eLAYER_EPISODIC\x10\x02\x12\x12\n\x0eLAYER_SEMANTIC\x10\x03\x12\x11\n\rLAYER_REFLECT\x10\x04\x32\x81\x05\n\rMemoryService\x12Q\n\x06Retain\x12\".hindsight.memory.v1.RetainRequest\x1a#.hindsight.memory.v1.RetainResponse\x12Q\n\x06Recall\x12\".hindsight.memory.v1.RecallRequest\x1a#.hindsight.memory.v1.RecallResponse\x12\x63\n\x0cWriteEpisode\x12(.hindsight.memory.v1.WriteEpisodeRequest\x1a).hindsight.memory.v1.WriteEpisodeResponse\x12T\n\x07Reflect\x12#.hindsight.memory.v1.ReflectRequest\x1a$.hindsight.memory.v1.ReflectResponse\x12Q\n\x06\x46orget\x12\".hindsight.memory.v1.ForgetRequest\x1a#.hindsight.memory.v1.ForgetResponse\x12W\n\x08\x43ompress\x12$.hindsight.memory.v1.CompressRequest\x1a%.hindsight.memory.v1.CompressResponse\x12\x63\n\x0c\x43loseSession\x12(.hindsight.memory.v1.CloseSessionRequest\x1a).hindsight.memory.v1.CloseSessionResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n hindsight/memory/v1/memory.proto\x12\x13hindsight.memory.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a hindsight/common/v1/common.proto\x1a$hindsight/episodic/v1/episodic.proto\x1a\"hindsight/reflect/v1/reflect.proto\"J\n\rRetainRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12(\n\x05turns\x18\x02 \x03(\x0b\x32\x19.hindsight.common.v1.Turn\"L\n\x0eRetainResponse\x12\x10\n\x08turn_ids\x18\x01 \x03(\t\x12\x17\n\x0f\x64uplicate_count\x18\x02 \x01(\r\x12\x0f\n\x07indexed\x18\x03 \x01(\x08\"\xcf\x02\n\rRecallRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05top_k\x18\x03 \x01(\r\x12*\n\x06layers\x18\x04 \x03(\x0e\x32\x1a.hindsight.memory.v1.Layer\x12\x32\n\ntime_range\x18\x05 \x01(\x0b\x32\x1e.hindsight.common.v1.TimeRange\x12\x12\n\nsession_id\x18\x06 \x01(\t\x12\x11\n\tmin_score\x18\x07 \x01(\x01\x12\x0c\n\x04tags\x18\x08 \x03(\t\x12\x14\n\x0ctoken_budget\x18\t \x01(\r\x12\x30\n\x05order\x18\n \x01(\x0e\x32!.hindsight.memory.v1.ContextOrder\x12\x32\n\x0ereference_time\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xd6\x01\n\x06Memory\x12\n\n\x02id\x18\x01 \x01(\t\x12)\n\x05layer\x18\x02 \x01(\x0e\x32\x1a.hindsight.memory.v1.Layer\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0f\n\x07speaker\x18\x04 \x01(\t\x12\r\n\x05score\x18\x05 \x01(\x01\x12-\n\x04meta\x18\x06 \x01(\x0b\x32\x1f.hindsight.common.v1.RecordMeta\x12*\n\x06layers\x18\x07 \x03(\x0e\x32\x1a.hindsight.memory.v1.Layer\x12\x0c\n\x04kind\x18\x08 \x01(\t\"\x80\x01\n\x0bLayerReport\x12)\n\x05layer\x18\x01 \x01(\x0e\x32\x1a.hindsight.memory.v1.Layer\x12\n\n\x02ok\x18\x02 \x01(\x08\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x12\n\nelapsed_ms\x18\x04 \x01(\x01\x12\x17\n\x0f\x63\x61ndidate_count\x18\x05 \x01(\r\"\x91\x02\n\x0eRecallResponse\x12-\n\x08memories\x18\x01 \x03(\x0b\x32\x1b.hindsight.memory.v1.Memory\x12\x0f\n\x07partial\x18\x02 \x01(\x08\x12\x37\n\rlayer_reports\x18\x03 \x03(\x0b\x32 .hindsight.memory.v1.LayerReport\x12\x0f\n\x07\x63ontext\x18\x04 \x01(\t\x12\x13\n\x0b\x63ontext_ids\x18\x05 \x03(\t\x12\x16\n\x0e\x63ontext_tokens\x18\x06 \x01(\r\x12\x34\n\x08\x61nalysis\x18\x07 \x01(\x0b\x32\".hindsight.memory.v1.QueryAnalysis\x12\x12\n\nelapsed_ms\x18\x08 \x01(\x01\"\xa4\x01\n\rQueryAnalysis\x12\x17\n\x0ftime_expression\x18\x01 \x01(\t\x12\x32\n\ntime_range\x18\x02 \x01(\x0b\x32\x1e.hindsight.common.v1.TimeRange\x12\x10\n\x08time_use\x18\x03 \x01(\t\x12\x10\n\x08\x65ntities\x18\x04 \x03(\t\x12\x10\n\x08keywords\x18\x05 \x03(\t\x12\x10\n\x08rewrites\x18\x06 \x03(\t\"W\n\x13WriteEpisodeRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12/\n\x07\x65pisode\x18\x02 \x01(\x0b\x32\x1e.hindsight.episodic.v1.Episode\"G\n\x14WriteEpisodeResponse\x12/\n\x07\x65pisode\x18\x01 \x01(\x0b\x32\x1e.hindsight.episodic.v1.Episode\"5\n\x0eReflectRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"W\n\x0fReflectResponse\x12-\n\x07lessons\x18\x01 \x03(\x0b\x32\x1c.hindsight.reflect.v1.Lesson\x12\x15\n\repisodes_read\x18\x02 \x01(\r\"s\n\rForgetRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x10\n\x08turn_ids\x18\x02 \x03(\t\x12\x0c\n\x04hard\x18\x03 \x01(\x08\x12\x31\n\x06\x66ilter\x18\x04 \x01(\x0b\x32!.hindsight.episodic.v1.TurnFilter\"a\n\x0e\x46orgetResponse\x12\x17\n\x0f\x66orgotten_count\x18\x01 \x01(\r\x12\x17\n\x0funindexed_count\x18\x02 \x01(\r\x12\x1d\n\x15working_removed_count\x18\x03 \x01(\r\"6\n\x0f\x43ompressRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\x87\x01\n\x10\x43ompressResponse\x12\x13\n\x0bgroup_count\x18\x01 \x01(\r\x12\x1d\n\x15summarised_turn_count\x18\x02 \x01(\r\x12\x15\n\rtokens_before\x18\x03 \x01(\r\x12\x14\n\x0ctokens_after\x18\x04 \x01(\r\x12\x12\n\nsummariser\x18\x05 \x01(\t\":\n\x13\x43loseSessionRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\xd6\x01\n\x14\x43loseSessionResponse\x12\x0e\n\x06\x63losed\x18\x01 \x01(\x08\x12\x12\n\nturn_count\x18\x02 \x01(\r\x12\x15\n\rsummary_count\x18\x03 \x01(\r\x12\x13\n\x0btoken_count\x18\x04 \x01(\r\x12\x11\n\treflected\x18\x05 \x01(\x08\x12\x15\n\rreflect_error\x18\x06 \x01(\t\x12-\n\x07lessons\x18\x07 \x03(\x0b\x32\x1c.hindsight.reflect.v1.Lesson\x12\x15\n\repisodes_read\x18\x08 \x01(\r\"\x83\x01\n\x11ListRecentRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x18\n\x10include_archived\x18\x05 \x01(\x08\x12\x12\n\npage_token\x18\x06 \x01(\t\"W\n\x12ListRecentResponse\x12(\n\x05turns\x18\x01 \x03(\x0b\x32\x19.hindsight.common.v1.Turn\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"n\n\rUpdateRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x0f\n\x07turn_id\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12-\n\x04meta\x18\x04 \x01(\x0b\x32\x1f.hindsight.common.v1.RecordMeta\"a\n\x0eUpdateResponse\x12\'\n\x04turn\x18\x01 \x01(\x0b\x32\x19.hindsight.common.v1.Turn\x12\x15\n\rsuperseded_id\x18\x02 \x01(\t\x12\x0f\n\x07indexed\x18\x03 \x01(\x08\"T\n\x0cPurgeRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x12\n\nwhole_bank\x18\x04 \x01(\x08\"\x88\x01\n\rPurgeResponse\x12\x12\n\nturn_count\x18\x01 \x01(\r\x12\x15\n\repisode_count\x18\x02 \x01(\r\x12\x17\n\x0funindexed_count\x18\x03 \x01(\r\x12\x1d\n\x15working_removed_count\x18\x04 \x01(\r\x12\x14\n\x0clesson_count\x18\x05 \x01(\r\"F\n\x10\x44\x65\x62ugListRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"\x88\x01\n\x11\x44\x65\x62ugListResponse\x12(\n\x05turns\x18\x01 \x03(\x0b\x32\x19.hindsight.common.v1.Turn\x12\x30\n\x08\x65pisodes\x18\x02 \x03(\x0b\x32\x1e.hindsight.episodic.v1.Episode\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t*\xb4\x01\n\x0c\x43ontextOrder\x12\x1d\n\x19\x43ONTEXT_ORDER_UNSPECIFIED\x10\x00\x12\x17\n\x13\x43ONTEXT_ORDER_SCORE\x10\x01\x12\x1c\n\x18\x43ONTEXT_ORDER_IMPORTANCE\x10\x02\x12\x1a\n\x16\x43ONTEXT_ORDER_TIME_ASC\x10\x03\x12\x1b\n\x17\x43ONTEXT_ORDER_TIME_DESC\x10\x04\x12\x15\n\x11\x43ONTEXT_ORDER_MIX\x10\x05*l\n\x05Layer\x12\x15\n\x11LAYER_UNSPECIFIED\x10\x00\x12\x11\n\rLAYER_WORKING\x10\x01\x12\x12\n\x0eLAYER_EPISODIC\x10\x02\x12\x12\n\x0eLAYER_SEMANTIC\x10\x03\x12\x11\n\rLAYER_REFLECT\x10\x04\x32\xdf\x07\n\rMemoryService\x12Q\n\x06Retain\x12\".hindsight.memory.v1.RetainRequest\x1a#.hindsight.memory.v1.RetainResponse\x12Q\n\x06Recall\x12\".hindsight.memory.v1.RecallRequest\x1a#.hindsight.memory.v1.RecallResponse\x12\x63\n\x0cWriteEpisode\x12(.hindsight.memory.v1.WriteEpisodeRequest\x1a).hindsight.memory.v1.WriteEpisodeResponse\x12T\n\x07Reflect\x12#.hindsight.memory.v1.ReflectRequest\x1a$.hindsight.memory.v1.ReflectResponse\x12Q\n\x06\x46orget\x12\".hindsight.memory.v1.ForgetRequest\x1a#.hindsight.memory.v1.ForgetResponse\x12W\n\x08\x43ompress\x12$.hindsight.memory.v1.CompressRequest\x1a%.hindsight.memory.v1.CompressResponse\x12\x63\n\x0c\x43loseSession\x12(.hindsight.memory.v1.CloseSessionRequest\x1a).hindsight.memory.v1.CloseSessionResponse\x12]\n\nListRecent\x12&.hindsight.memory.v1.ListRecentRequest\x1a\'.hindsight.memory.v1.ListRecentResponse\x12Q\n\x06Update\x12\".hindsight.memory.v1.UpdateRequest\x1a#.hindsight.memory.v1.UpdateResponse\x12N\n\x05Purge\x12!.hindsight.memory.v1.PurgeRequest\x1a\".hindsight.memory.v1.PurgeResponse\x12Z\n\tDebugList\x12%.hindsight.memory.v1.DebugListRequest\x1a&.hindsight.memory.v1.DebugListResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'hindsight.memory.v1.memory_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LAYER']._serialized_start=1916
-  _globals['_LAYER']._serialized_end=2024
-  _globals['_RETAINREQUEST']._serialized_start=165
-  _globals['_RETAINREQUEST']._serialized_end=239
-  _globals['_RETAINRESPONSE']._serialized_start=241
-  _globals['_RETAINRESPONSE']._serialized_end=317
-  _globals['_RECALLREQUEST']._serialized_start=320
-  _globals['_RECALLREQUEST']._serialized_end=498
-  _globals['_MEMORY']._serialized_start=501
-  _globals['_MEMORY']._serialized_end=701
-  _globals['_LAYERREPORT']._serialized_start=704
-  _globals['_LAYERREPORT']._serialized_end=832
-  _globals['_RECALLRESPONSE']._serialized_start=835
-  _globals['_RECALLRESPONSE']._serialized_end=972
-  _globals['_WRITEEPISODEREQUEST']._serialized_start=974
-  _globals['_WRITEEPISODEREQUEST']._serialized_end=1061
-  _globals['_WRITEEPISODERESPONSE']._serialized_start=1063
-  _globals['_WRITEEPISODERESPONSE']._serialized_end=1134
-  _globals['_REFLECTREQUEST']._serialized_start=1136
-  _globals['_REFLECTREQUEST']._serialized_end=1189
-  _globals['_REFLECTRESPONSE']._serialized_start=1191
-  _globals['_REFLECTRESPONSE']._serialized_end=1278
-  _globals['_FORGETREQUEST']._serialized_start=1280
-  _globals['_FORGETREQUEST']._serialized_end=1344
-  _globals['_FORGETRESPONSE']._serialized_start=1346
-  _globals['_FORGETRESPONSE']._serialized_end=1443
-  _globals['_COMPRESSREQUEST']._serialized_start=1445
-  _globals['_COMPRESSREQUEST']._serialized_end=1499
-  _globals['_COMPRESSRESPONSE']._serialized_start=1502
-  _globals['_COMPRESSRESPONSE']._serialized_end=1637
-  _globals['_CLOSESESSIONREQUEST']._serialized_start=1639
-  _globals['_CLOSESESSIONREQUEST']._serialized_end=1697
-  _globals['_CLOSESESSIONRESPONSE']._serialized_start=1700
-  _globals['_CLOSESESSIONRESPONSE']._serialized_end=1914
-  _globals['_MEMORYSERVICE']._serialized_start=2027
-  _globals['_MEMORYSERVICE']._serialized_end=2668
+  _globals['_CONTEXTORDER']._serialized_start=3345
+  _globals['_CONTEXTORDER']._serialized_end=3525
+  _globals['_LAYER']._serialized_start=3527
+  _globals['_LAYER']._serialized_end=3635
+  _globals['_RETAINREQUEST']._serialized_start=198
+  _globals['_RETAINREQUEST']._serialized_end=272
+  _globals['_RETAINRESPONSE']._serialized_start=274
+  _globals['_RETAINRESPONSE']._serialized_end=350
+  _globals['_RECALLREQUEST']._serialized_start=353
+  _globals['_RECALLREQUEST']._serialized_end=688
+  _globals['_MEMORY']._serialized_start=691
+  _globals['_MEMORY']._serialized_end=905
+  _globals['_LAYERREPORT']._serialized_start=908
+  _globals['_LAYERREPORT']._serialized_end=1036
+  _globals['_RECALLRESPONSE']._serialized_start=1039
+  _globals['_RECALLRESPONSE']._serialized_end=1312
+  _globals['_QUERYANALYSIS']._serialized_start=1315
+  _globals['_QUERYANALYSIS']._serialized_end=1479
+  _globals['_WRITEEPISODEREQUEST']._serialized_start=1481
+  _globals['_WRITEEPISODEREQUEST']._serialized_end=1568
+  _globals['_WRITEEPISODERESPONSE']._serialized_start=1570
+  _globals['_WRITEEPISODERESPONSE']._serialized_end=1641
+  _globals['_REFLECTREQUEST']._serialized_start=1643
+  _globals['_REFLECTREQUEST']._serialized_end=1696
+  _globals['_REFLECTRESPONSE']._serialized_start=1698
+  _globals['_REFLECTRESPONSE']._serialized_end=1785
+  _globals['_FORGETREQUEST']._serialized_start=1787
+  _globals['_FORGETREQUEST']._serialized_end=1902
+  _globals['_FORGETRESPONSE']._serialized_start=1904
+  _globals['_FORGETRESPONSE']._serialized_end=2001
+  _globals['_COMPRESSREQUEST']._serialized_start=2003
+  _globals['_COMPRESSREQUEST']._serialized_end=2057
+  _globals['_COMPRESSRESPONSE']._serialized_start=2060
+  _globals['_COMPRESSRESPONSE']._serialized_end=2195
+  _globals['_CLOSESESSIONREQUEST']._serialized_start=2197
+  _globals['_CLOSESESSIONREQUEST']._serialized_end=2255
+  _globals['_CLOSESESSIONRESPONSE']._serialized_start=2258
+  _globals['_CLOSESESSIONRESPONSE']._serialized_end=2472
+  _globals['_LISTRECENTREQUEST']._serialized_start=2475
+  _globals['_LISTRECENTREQUEST']._serialized_end=2606
+  _globals['_LISTRECENTRESPONSE']._serialized_start=2608
+  _globals['_LISTRECENTRESPONSE']._serialized_end=2695
+  _globals['_UPDATEREQUEST']._serialized_start=2697
+  _globals['_UPDATEREQUEST']._serialized_end=2807
+  _globals['_UPDATERESPONSE']._serialized_start=2809
+  _globals['_UPDATERESPONSE']._serialized_end=2906
+  _globals['_PURGEREQUEST']._serialized_start=2908
+  _globals['_PURGEREQUEST']._serialized_end=2992
+  _globals['_PURGERESPONSE']._serialized_start=2995
+  _globals['_PURGERESPONSE']._serialized_end=3131
+  _globals['_DEBUGLISTREQUEST']._serialized_start=3133
+  _globals['_DEBUGLISTREQUEST']._serialized_end=3203
+  _globals['_DEBUGLISTRESPONSE']._serialized_start=3206
+  _globals['_DEBUGLISTRESPONSE']._serialized_end=3342
+  _globals['_MEMORYSERVICE']._serialized_start=3638
+  _globals['_MEMORYSERVICE']._serialized_end=4629
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,6 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from hindsight.contracts.common.v1 import common_pb2 as _common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2 as _episodic_pb2
 from hindsight.contracts.reflect.v1 import reflect_pb2 as _reflect_pb2
@@ -10,6 +13,15 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ContextOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONTEXT_ORDER_UNSPECIFIED: _ClassVar[ContextOrder]
+    CONTEXT_ORDER_SCORE: _ClassVar[ContextOrder]
+    CONTEXT_ORDER_IMPORTANCE: _ClassVar[ContextOrder]
+    CONTEXT_ORDER_TIME_ASC: _ClassVar[ContextOrder]
+    CONTEXT_ORDER_TIME_DESC: _ClassVar[ContextOrder]
+    CONTEXT_ORDER_MIX: _ClassVar[ContextOrder]
+
 class Layer(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     LAYER_UNSPECIFIED: _ClassVar[Layer]
@@ -17,6 +29,12 @@ class Layer(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     LAYER_EPISODIC: _ClassVar[Layer]
     LAYER_SEMANTIC: _ClassVar[Layer]
     LAYER_REFLECT: _ClassVar[Layer]
+CONTEXT_ORDER_UNSPECIFIED: ContextOrder
+CONTEXT_ORDER_SCORE: ContextOrder
+CONTEXT_ORDER_IMPORTANCE: ContextOrder
+CONTEXT_ORDER_TIME_ASC: ContextOrder
+CONTEXT_ORDER_TIME_DESC: ContextOrder
+CONTEXT_ORDER_MIX: ContextOrder
 LAYER_UNSPECIFIED: Layer
 LAYER_WORKING: Layer
 LAYER_EPISODIC: Layer
@@ -42,23 +60,33 @@ class RetainResponse(_message.Message):
     def __init__(self, turn_ids: _Optional[_Iterable[str]] = ..., duplicate_count: _Optional[int] = ..., indexed: _Optional[bool] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
-    __slots__ = ("bank_id", "query", "top_k", "layers", "time_range", "session_id")
+    __slots__ = ("bank_id", "query", "top_k", "layers", "time_range", "session_id", "min_score", "tags", "token_budget", "order", "reference_time")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
     LAYERS_FIELD_NUMBER: _ClassVar[int]
     TIME_RANGE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    ORDER_FIELD_NUMBER: _ClassVar[int]
+    REFERENCE_TIME_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     query: str
     top_k: int
     layers: _containers.RepeatedScalarFieldContainer[Layer]
     time_range: _common_pb2.TimeRange
     session_id: str
-    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., top_k: _Optional[int] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., session_id: _Optional[str] = ...) -> None: ...
+    min_score: float
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    token_budget: int
+    order: ContextOrder
+    reference_time: _timestamp_pb2.Timestamp
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., top_k: _Optional[int] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., session_id: _Optional[str] = ..., min_score: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ..., token_budget: _Optional[int] = ..., order: _Optional[_Union[ContextOrder, str]] = ..., reference_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("id", "layer", "text", "speaker", "score", "meta", "layers")
+    __slots__ = ("id", "layer", "text", "speaker", "score", "meta", "layers", "kind")
     ID_FIELD_NUMBER: _ClassVar[int]
     LAYER_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -66,6 +94,7 @@ class Memory(_message.Message):
     SCORE_FIELD_NUMBER: _ClassVar[int]
     META_FIELD_NUMBER: _ClassVar[int]
     LAYERS_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
     id: str
     layer: Layer
     text: str
@@ -73,7 +102,8 @@ class Memory(_message.Message):
     score: float
     meta: _common_pb2.RecordMeta
     layers: _containers.RepeatedScalarFieldContainer[Layer]
-    def __init__(self, id: _Optional[str] = ..., layer: _Optional[_Union[Layer, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., score: _Optional[float] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ...) -> None: ...
+    kind: str
+    def __init__(self, id: _Optional[str] = ..., layer: _Optional[_Union[Layer, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., score: _Optional[float] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., kind: _Optional[str] = ...) -> None: ...
 
 class LayerReport(_message.Message):
     __slots__ = ("layer", "ok", "error", "elapsed_ms", "candidate_count")
@@ -90,14 +120,40 @@ class LayerReport(_message.Message):
     def __init__(self, layer: _Optional[_Union[Layer, str]] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., elapsed_ms: _Optional[float] = ..., candidate_count: _Optional[int] = ...) -> None: ...
 
 class RecallResponse(_message.Message):
-    __slots__ = ("memories", "partial", "layer_reports")
+    __slots__ = ("memories", "partial", "layer_reports", "context", "context_ids", "context_tokens", "analysis", "elapsed_ms")
     MEMORIES_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_FIELD_NUMBER: _ClassVar[int]
     LAYER_REPORTS_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_IDS_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    ANALYSIS_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
     memories: _containers.RepeatedCompositeFieldContainer[Memory]
     partial: bool
     layer_reports: _containers.RepeatedCompositeFieldContainer[LayerReport]
-    def __init__(self, memories: _Optional[_Iterable[_Union[Memory, _Mapping]]] = ..., partial: _Optional[bool] = ..., layer_reports: _Optional[_Iterable[_Union[LayerReport, _Mapping]]] = ...) -> None: ...
+    context: str
+    context_ids: _containers.RepeatedScalarFieldContainer[str]
+    context_tokens: int
+    analysis: QueryAnalysis
+    elapsed_ms: float
+    def __init__(self, memories: _Optional[_Iterable[_Union[Memory, _Mapping]]] = ..., partial: _Optional[bool] = ..., layer_reports: _Optional[_Iterable[_Union[LayerReport, _Mapping]]] = ..., context: _Optional[str] = ..., context_ids: _Optional[_Iterable[str]] = ..., context_tokens: _Optional[int] = ..., analysis: _Optional[_Union[QueryAnalysis, _Mapping]] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
+
+class QueryAnalysis(_message.Message):
+    __slots__ = ("time_expression", "time_range", "time_use", "entities", "keywords", "rewrites")
+    TIME_EXPRESSION_FIELD_NUMBER: _ClassVar[int]
+    TIME_RANGE_FIELD_NUMBER: _ClassVar[int]
+    TIME_USE_FIELD_NUMBER: _ClassVar[int]
+    ENTITIES_FIELD_NUMBER: _ClassVar[int]
+    KEYWORDS_FIELD_NUMBER: _ClassVar[int]
+    REWRITES_FIELD_NUMBER: _ClassVar[int]
+    time_expression: str
+    time_range: _common_pb2.TimeRange
+    time_use: str
+    entities: _containers.RepeatedScalarFieldContainer[str]
+    keywords: _containers.RepeatedScalarFieldContainer[str]
+    rewrites: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, time_expression: _Optional[str] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., time_use: _Optional[str] = ..., entities: _Optional[_Iterable[str]] = ..., keywords: _Optional[_Iterable[str]] = ..., rewrites: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class WriteEpisodeRequest(_message.Message):
     __slots__ = ("bank_id", "episode")
@@ -130,14 +186,16 @@ class ReflectResponse(_message.Message):
     def __init__(self, lessons: _Optional[_Iterable[_Union[_reflect_pb2.Lesson, _Mapping]]] = ..., episodes_read: _Optional[int] = ...) -> None: ...
 
 class ForgetRequest(_message.Message):
-    __slots__ = ("bank_id", "turn_ids", "hard")
+    __slots__ = ("bank_id", "turn_ids", "hard", "filter")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_IDS_FIELD_NUMBER: _ClassVar[int]
     HARD_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     turn_ids: _containers.RepeatedScalarFieldContainer[str]
     hard: bool
-    def __init__(self, bank_id: _Optional[str] = ..., turn_ids: _Optional[_Iterable[str]] = ..., hard: _Optional[bool] = ...) -> None: ...
+    filter: _episodic_pb2.TurnFilter
+    def __init__(self, bank_id: _Optional[str] = ..., turn_ids: _Optional[_Iterable[str]] = ..., hard: _Optional[bool] = ..., filter: _Optional[_Union[_episodic_pb2.TurnFilter, _Mapping]] = ...) -> None: ...
 
 class ForgetResponse(_message.Message):
     __slots__ = ("forgotten_count", "unindexed_count", "working_removed_count")
@@ -198,3 +256,95 @@ class CloseSessionResponse(_message.Message):
     lessons: _containers.RepeatedCompositeFieldContainer[_reflect_pb2.Lesson]
     episodes_read: int
     def __init__(self, closed: _Optional[bool] = ..., turn_count: _Optional[int] = ..., summary_count: _Optional[int] = ..., token_count: _Optional[int] = ..., reflected: _Optional[bool] = ..., reflect_error: _Optional[str] = ..., lessons: _Optional[_Iterable[_Union[_reflect_pb2.Lesson, _Mapping]]] = ..., episodes_read: _Optional[int] = ...) -> None: ...
+
+class ListRecentRequest(_message.Message):
+    __slots__ = ("bank_id", "limit", "session_id", "tags", "include_archived", "page_token")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    limit: int
+    session_id: str
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    include_archived: bool
+    page_token: str
+    def __init__(self, bank_id: _Optional[str] = ..., limit: _Optional[int] = ..., session_id: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., include_archived: _Optional[bool] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListRecentResponse(_message.Message):
+    __slots__ = ("turns", "next_page_token")
+    TURNS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    turns: _containers.RepeatedCompositeFieldContainer[_common_pb2.Turn]
+    next_page_token: str
+    def __init__(self, turns: _Optional[_Iterable[_Union[_common_pb2.Turn, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class UpdateRequest(_message.Message):
+    __slots__ = ("bank_id", "turn_id", "text", "meta")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    META_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    turn_id: str
+    text: str
+    meta: _common_pb2.RecordMeta
+    def __init__(self, bank_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., text: _Optional[str] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ...) -> None: ...
+
+class UpdateResponse(_message.Message):
+    __slots__ = ("turn", "superseded_id", "indexed")
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_ID_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_FIELD_NUMBER: _ClassVar[int]
+    turn: _common_pb2.Turn
+    superseded_id: str
+    indexed: bool
+    def __init__(self, turn: _Optional[_Union[_common_pb2.Turn, _Mapping]] = ..., superseded_id: _Optional[str] = ..., indexed: _Optional[bool] = ...) -> None: ...
+
+class PurgeRequest(_message.Message):
+    __slots__ = ("bank_id", "ids", "session_id", "whole_bank")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_BANK_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    session_id: str
+    whole_bank: bool
+    def __init__(self, bank_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., session_id: _Optional[str] = ..., whole_bank: _Optional[bool] = ...) -> None: ...
+
+class PurgeResponse(_message.Message):
+    __slots__ = ("turn_count", "episode_count", "unindexed_count", "working_removed_count", "lesson_count")
+    TURN_COUNT_FIELD_NUMBER: _ClassVar[int]
+    EPISODE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    UNINDEXED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    WORKING_REMOVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    LESSON_COUNT_FIELD_NUMBER: _ClassVar[int]
+    turn_count: int
+    episode_count: int
+    unindexed_count: int
+    working_removed_count: int
+    lesson_count: int
+    def __init__(self, turn_count: _Optional[int] = ..., episode_count: _Optional[int] = ..., unindexed_count: _Optional[int] = ..., working_removed_count: _Optional[int] = ..., lesson_count: _Optional[int] = ...) -> None: ...
+
+class DebugListRequest(_message.Message):
+    __slots__ = ("bank_id", "limit", "page_token")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    limit: int
+    page_token: str
+    def __init__(self, bank_id: _Optional[str] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class DebugListResponse(_message.Message):
+    __slots__ = ("turns", "episodes", "next_page_token")
+    TURNS_FIELD_NUMBER: _ClassVar[int]
+    EPISODES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    turns: _containers.RepeatedCompositeFieldContainer[_common_pb2.Turn]
+    episodes: _containers.RepeatedCompositeFieldContainer[_episodic_pb2.Episode]
+    next_page_token: str
+    def __init__(self, turns: _Optional[_Iterable[_Union[_common_pb2.Turn, _Mapping]]] = ..., episodes: _Optional[_Iterable[_Union[_episodic_pb2.Episode, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

@@ -70,6 +70,26 @@ class MemoryServiceStub:
                 request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CloseSessionRequest.SerializeToString,
                 response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CloseSessionResponse.FromString,
                 _registered_method=True)
+        self.ListRecent = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/ListRecent',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListRecentRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListRecentResponse.FromString,
+                _registered_method=True)
+        self.Update = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/Update',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.UpdateRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.UpdateResponse.FromString,
+                _registered_method=True)
+        self.Purge = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/Purge',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.PurgeRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.PurgeResponse.FromString,
+                _registered_method=True)
+        self.DebugList = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/DebugList',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.DebugListRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.DebugListResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -125,6 +145,36 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListRecent(self, request, context):
+        """The newest turns of a bank (or of one session), newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Update(self, request, context):
+        """Replaces a turn's text or labels: the new version gets a new id, the old one is archived.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Purge(self, request, context):
+        """Deletes for good turns and episodes by id, a whole session or a whole bank, with everything
+        derived from them in every layer.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DebugList(self, request, context):
+        """Every memory of a bank, archived ones included, for debugging; needs the admin token
+        (metadata x-hindsight-admin-token) and is refused with PERMISSION_DENIED otherwise.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -162,6 +212,26 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.CloseSession,
                     request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CloseSessionRequest.FromString,
                     response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CloseSessionResponse.SerializeToString,
+            ),
+            'ListRecent': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRecent,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListRecentRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListRecentResponse.SerializeToString,
+            ),
+            'Update': grpc.unary_unary_rpc_method_handler(
+                    servicer.Update,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.UpdateRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.UpdateResponse.SerializeToString,
+            ),
+            'Purge': grpc.unary_unary_rpc_method_handler(
+                    servicer.Purge,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.PurgeRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.PurgeResponse.SerializeToString,
+            ),
+            'DebugList': grpc.unary_unary_rpc_method_handler(
+                    servicer.DebugList,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.DebugListRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.DebugListResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -354,6 +424,114 @@ class MemoryService:
             '/hindsight.memory.v1.MemoryService/CloseSession',
             hindsight_dot_memory_dot_v1_dot_memory__pb2.CloseSessionRequest.SerializeToString,
             hindsight_dot_memory_dot_v1_dot_memory__pb2.CloseSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRecent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/ListRecent',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ListRecentRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ListRecentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Update(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/Update',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.UpdateRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.UpdateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Purge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/Purge',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.PurgeRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.PurgeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DebugList(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/DebugList',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.DebugListRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.DebugListResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -162,3 +162,21 @@ class SearchLessonsResponse(_message.Message):
     HITS_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[ScoredLesson]
     def __init__(self, hits: _Optional[_Iterable[_Union[ScoredLesson, _Mapping]]] = ...) -> None: ...
+
+class PurgeLessonsRequest(_message.Message):
+    __slots__ = ("bank_id", "source_ids", "session_id", "whole_bank")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_IDS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_BANK_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    source_ids: _containers.RepeatedScalarFieldContainer[str]
+    session_id: str
+    whole_bank: bool
+    def __init__(self, bank_id: _Optional[str] = ..., source_ids: _Optional[_Iterable[str]] = ..., session_id: _Optional[str] = ..., whole_bank: _Optional[bool] = ...) -> None: ...
+
+class PurgeLessonsResponse(_message.Message):
+    __slots__ = ("deleted_count",)
+    DELETED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    deleted_count: int
+    def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...

@@ -60,6 +60,11 @@ class ReflectServiceStub:
                 request_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ListBanksRequest.SerializeToString,
                 response_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ListBanksResponse.FromString,
                 _registered_method=True)
+        self.PurgeLessons = channel.unary_unary(
+                '/hindsight.reflect.v1.ReflectService/PurgeLessons',
+                request_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsResponse.FromString,
+                _registered_method=True)
 
 
 class ReflectServiceServicer:
@@ -102,6 +107,14 @@ class ReflectServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PurgeLessons(self, request, context):
+        """Hard-deletes lessons (and reflection records) derived from purged turns or episodes, of one
+        session, or of a whole bank. Called by the episodic outbox when memory is purged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ReflectServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -129,6 +142,11 @@ def add_ReflectServiceServicer_to_server(servicer, server):
                     servicer.ListBanks,
                     request_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ListBanksRequest.FromString,
                     response_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ListBanksResponse.SerializeToString,
+            ),
+            'PurgeLessons': grpc.unary_unary_rpc_method_handler(
+                    servicer.PurgeLessons,
+                    request_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsRequest.FromString,
+                    response_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -267,6 +285,33 @@ class ReflectService:
             '/hindsight.reflect.v1.ReflectService/ListBanks',
             hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ListBanksRequest.SerializeToString,
             hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ListBanksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PurgeLessons(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.reflect.v1.ReflectService/PurgeLessons',
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsRequest.SerializeToString,
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsResponse.FromString,
             options,
             channel_credentials,
             insecure,

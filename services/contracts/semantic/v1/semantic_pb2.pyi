@@ -1,3 +1,6 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from hindsight.contracts.common.v1 import common_pb2 as _common_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -16,28 +19,70 @@ class RecordKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RECORD_KIND_PREFERENCE: _ClassVar[RecordKind]
     RECORD_KIND_RULE: _ClassVar[RecordKind]
     RECORD_KIND_EPISODE: _ClassVar[RecordKind]
+    RECORD_KIND_ENTITY: _ClassVar[RecordKind]
+
+class Expansion(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EXPANSION_UNSPECIFIED: _ClassVar[Expansion]
+    EXPANSION_OFF: _ClassVar[Expansion]
+    EXPANSION_ONE_HOP: _ClassVar[Expansion]
+    EXPANSION_TWO_HOPS: _ClassVar[Expansion]
+
+class Resolution(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RESOLUTION_UNSPECIFIED: _ClassVar[Resolution]
+    RESOLUTION_ACCEPT: _ClassVar[Resolution]
+    RESOLUTION_REJECT: _ClassVar[Resolution]
 RECORD_KIND_UNSPECIFIED: RecordKind
 RECORD_KIND_TURN: RecordKind
 RECORD_KIND_FACT: RecordKind
 RECORD_KIND_PREFERENCE: RecordKind
 RECORD_KIND_RULE: RecordKind
 RECORD_KIND_EPISODE: RecordKind
+RECORD_KIND_ENTITY: RecordKind
+EXPANSION_UNSPECIFIED: Expansion
+EXPANSION_OFF: Expansion
+EXPANSION_ONE_HOP: Expansion
+EXPANSION_TWO_HOPS: Expansion
+RESOLUTION_UNSPECIFIED: Resolution
+RESOLUTION_ACCEPT: Resolution
+RESOLUTION_REJECT: Resolution
 
 class SemanticRecord(_message.Message):
-    __slots__ = ("id", "kind", "text", "speaker", "session_id", "meta")
+    __slots__ = ("id", "kind", "text", "speaker", "session_id", "meta", "subject", "attribute", "value", "source_episode_ids", "confidence", "valid_from", "valid_to", "superseded_by", "mention_count", "cold")
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     SPEAKER_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     META_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTE_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_EPISODE_IDS_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    VALID_FROM_FIELD_NUMBER: _ClassVar[int]
+    VALID_TO_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_BY_FIELD_NUMBER: _ClassVar[int]
+    MENTION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    COLD_FIELD_NUMBER: _ClassVar[int]
     id: str
     kind: RecordKind
     text: str
     speaker: str
     session_id: str
     meta: _common_pb2.RecordMeta
-    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[RecordKind, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., session_id: _Optional[str] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ...) -> None: ...
+    subject: str
+    attribute: str
+    value: str
+    source_episode_ids: _containers.RepeatedScalarFieldContainer[str]
+    confidence: float
+    valid_from: _timestamp_pb2.Timestamp
+    valid_to: _timestamp_pb2.Timestamp
+    superseded_by: str
+    mention_count: int
+    cold: bool
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[RecordKind, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., session_id: _Optional[str] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., subject: _Optional[str] = ..., attribute: _Optional[str] = ..., value: _Optional[str] = ..., source_episode_ids: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., mention_count: _Optional[int] = ..., cold: _Optional[bool] = ...) -> None: ...
 
 class UpsertRequest(_message.Message):
     __slots__ = ("bank_id", "records")
@@ -54,24 +99,40 @@ class UpsertResponse(_message.Message):
     def __init__(self, upserted_count: _Optional[int] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("bank_id", "query", "limit", "time_range")
+    __slots__ = ("bank_id", "query", "limit", "time_range", "kinds", "tags", "min_score", "include_history", "include_cold", "valid_at", "expansion")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     TIME_RANGE_FIELD_NUMBER: _ClassVar[int]
+    KINDS_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_HISTORY_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_COLD_FIELD_NUMBER: _ClassVar[int]
+    VALID_AT_FIELD_NUMBER: _ClassVar[int]
+    EXPANSION_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     query: str
     limit: int
     time_range: _common_pb2.TimeRange
-    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ...) -> None: ...
+    kinds: _containers.RepeatedScalarFieldContainer[RecordKind]
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    min_score: float
+    include_history: bool
+    include_cold: bool
+    valid_at: _timestamp_pb2.Timestamp
+    expansion: Expansion
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., kinds: _Optional[_Iterable[_Union[RecordKind, str]]] = ..., tags: _Optional[_Iterable[str]] = ..., min_score: _Optional[float] = ..., include_history: _Optional[bool] = ..., include_cold: _Optional[bool] = ..., valid_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expansion: _Optional[_Union[Expansion, str]] = ...) -> None: ...
 
 class ScoredRecord(_message.Message):
-    __slots__ = ("record", "score")
+    __slots__ = ("record", "score", "expanded_via")
     RECORD_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
+    EXPANDED_VIA_FIELD_NUMBER: _ClassVar[int]
     record: SemanticRecord
     score: float
-    def __init__(self, record: _Optional[_Union[SemanticRecord, _Mapping]] = ..., score: _Optional[float] = ...) -> None: ...
+    expanded_via: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, record: _Optional[_Union[SemanticRecord, _Mapping]] = ..., score: _Optional[float] = ..., expanded_via: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
     __slots__ = ("hits",)
@@ -80,17 +141,135 @@ class SearchResponse(_message.Message):
     def __init__(self, hits: _Optional[_Iterable[_Union[ScoredRecord, _Mapping]]] = ...) -> None: ...
 
 class DeleteRequest(_message.Message):
-    __slots__ = ("bank_id", "ids", "source_turn_ids")
+    __slots__ = ("bank_id", "ids", "source_turn_ids", "session_id", "whole_bank")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
     SOURCE_TURN_IDS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_BANK_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     ids: _containers.RepeatedScalarFieldContainer[str]
     source_turn_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, bank_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., source_turn_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    session_id: str
+    whole_bank: bool
+    def __init__(self, bank_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., source_turn_ids: _Optional[_Iterable[str]] = ..., session_id: _Optional[str] = ..., whole_bank: _Optional[bool] = ...) -> None: ...
 
 class DeleteResponse(_message.Message):
     __slots__ = ("deleted_count",)
     DELETED_COUNT_FIELD_NUMBER: _ClassVar[int]
     deleted_count: int
     def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
+
+class MarkColdRequest(_message.Message):
+    __slots__ = ("bank_id", "ids", "unused_before", "importance_below")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    UNUSED_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    IMPORTANCE_BELOW_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    unused_before: _timestamp_pb2.Timestamp
+    importance_below: float
+    def __init__(self, bank_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., unused_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., importance_below: _Optional[float] = ...) -> None: ...
+
+class MarkColdResponse(_message.Message):
+    __slots__ = ("moved_count",)
+    MOVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    moved_count: int
+    def __init__(self, moved_count: _Optional[int] = ...) -> None: ...
+
+class ListReviewsRequest(_message.Message):
+    __slots__ = ("bank_id", "limit")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    limit: int
+    def __init__(self, bank_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ReviewItem(_message.Message):
+    __slots__ = ("id", "candidate", "current", "reason", "created_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATE_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    candidate: SemanticRecord
+    current: SemanticRecord
+    reason: str
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., candidate: _Optional[_Union[SemanticRecord, _Mapping]] = ..., current: _Optional[_Union[SemanticRecord, _Mapping]] = ..., reason: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ListReviewsResponse(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[ReviewItem]
+    def __init__(self, items: _Optional[_Iterable[_Union[ReviewItem, _Mapping]]] = ...) -> None: ...
+
+class ResolveReviewRequest(_message.Message):
+    __slots__ = ("bank_id", "review_id", "resolution")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_ID_FIELD_NUMBER: _ClassVar[int]
+    RESOLUTION_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    review_id: str
+    resolution: Resolution
+    def __init__(self, bank_id: _Optional[str] = ..., review_id: _Optional[str] = ..., resolution: _Optional[_Union[Resolution, str]] = ...) -> None: ...
+
+class ResolveReviewResponse(_message.Message):
+    __slots__ = ("current",)
+    CURRENT_FIELD_NUMBER: _ClassVar[int]
+    current: SemanticRecord
+    def __init__(self, current: _Optional[_Union[SemanticRecord, _Mapping]] = ...) -> None: ...
+
+class HistoryRequest(_message.Message):
+    __slots__ = ("bank_id", "record_id", "subject", "attribute")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    RECORD_ID_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTE_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    record_id: str
+    subject: str
+    attribute: str
+    def __init__(self, bank_id: _Optional[str] = ..., record_id: _Optional[str] = ..., subject: _Optional[str] = ..., attribute: _Optional[str] = ...) -> None: ...
+
+class HistoryResponse(_message.Message):
+    __slots__ = ("records",)
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    records: _containers.RepeatedCompositeFieldContainer[SemanticRecord]
+    def __init__(self, records: _Optional[_Iterable[_Union[SemanticRecord, _Mapping]]] = ...) -> None: ...
+
+class ListEntitiesRequest(_message.Message):
+    __slots__ = ("bank_id", "limit")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    limit: int
+    def __init__(self, bank_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class Relation(_message.Message):
+    __slots__ = ("type", "target")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    target: str
+    def __init__(self, type: _Optional[str] = ..., target: _Optional[str] = ...) -> None: ...
+
+class Entity(_message.Message):
+    __slots__ = ("name", "type", "aliases", "relations")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    ALIASES_FIELD_NUMBER: _ClassVar[int]
+    RELATIONS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    type: str
+    aliases: _containers.RepeatedScalarFieldContainer[str]
+    relations: _containers.RepeatedCompositeFieldContainer[Relation]
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., aliases: _Optional[_Iterable[str]] = ..., relations: _Optional[_Iterable[_Union[Relation, _Mapping]]] = ...) -> None: ...
+
+class ListEntitiesResponse(_message.Message):
+    __slots__ = ("entities",)
+    ENTITIES_FIELD_NUMBER: _ClassVar[int]
+    entities: _containers.RepeatedCompositeFieldContainer[Entity]
+    def __init__(self, entities: _Optional[_Iterable[_Union[Entity, _Mapping]]] = ...) -> None: ...

@@ -50,6 +50,31 @@ class SemanticServiceStub:
                 request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.DeleteRequest.SerializeToString,
                 response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.DeleteResponse.FromString,
                 _registered_method=True)
+        self.MarkCold = channel.unary_unary(
+                '/hindsight.semantic.v1.SemanticService/MarkCold',
+                request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MarkColdRequest.SerializeToString,
+                response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MarkColdResponse.FromString,
+                _registered_method=True)
+        self.ListReviews = channel.unary_unary(
+                '/hindsight.semantic.v1.SemanticService/ListReviews',
+                request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListReviewsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListReviewsResponse.FromString,
+                _registered_method=True)
+        self.ResolveReview = channel.unary_unary(
+                '/hindsight.semantic.v1.SemanticService/ResolveReview',
+                request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ResolveReviewRequest.SerializeToString,
+                response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ResolveReviewResponse.FromString,
+                _registered_method=True)
+        self.History = channel.unary_unary(
+                '/hindsight.semantic.v1.SemanticService/History',
+                request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.HistoryRequest.SerializeToString,
+                response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.HistoryResponse.FromString,
+                _registered_method=True)
+        self.ListEntities = channel.unary_unary(
+                '/hindsight.semantic.v1.SemanticService/ListEntities',
+                request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListEntitiesRequest.SerializeToString,
+                response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListEntitiesResponse.FromString,
+                _registered_method=True)
 
 
 class SemanticServiceServicer:
@@ -77,6 +102,41 @@ class SemanticServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def MarkCold(self, request, context):
+        """Moves records to the cold tier: default search skips them, include_cold finds them, nothing is lost.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListReviews(self, request, context):
+        """Conflicts that time and trust could not settle, waiting for a decision.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResolveReview(self, request, context):
+        """Settles one queued conflict: the new value supersedes the current one, or is kept as history.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def History(self, request, context):
+        """The successive values of one subject's attribute, oldest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListEntities(self, request, context):
+        """The bank's entities with their aliases and relations.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SemanticServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -94,6 +154,31 @@ def add_SemanticServiceServicer_to_server(servicer, server):
                     servicer.Delete,
                     request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.DeleteRequest.FromString,
                     response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.DeleteResponse.SerializeToString,
+            ),
+            'MarkCold': grpc.unary_unary_rpc_method_handler(
+                    servicer.MarkCold,
+                    request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MarkColdRequest.FromString,
+                    response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MarkColdResponse.SerializeToString,
+            ),
+            'ListReviews': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListReviews,
+                    request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListReviewsRequest.FromString,
+                    response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListReviewsResponse.SerializeToString,
+            ),
+            'ResolveReview': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolveReview,
+                    request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ResolveReviewRequest.FromString,
+                    response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ResolveReviewResponse.SerializeToString,
+            ),
+            'History': grpc.unary_unary_rpc_method_handler(
+                    servicer.History,
+                    request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.HistoryRequest.FromString,
+                    response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.HistoryResponse.SerializeToString,
+            ),
+            'ListEntities': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEntities,
+                    request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListEntitiesRequest.FromString,
+                    response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListEntitiesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -178,6 +263,141 @@ class SemanticService:
             '/hindsight.semantic.v1.SemanticService/Delete',
             hindsight_dot_semantic_dot_v1_dot_semantic__pb2.DeleteRequest.SerializeToString,
             hindsight_dot_semantic_dot_v1_dot_semantic__pb2.DeleteResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MarkCold(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.semantic.v1.SemanticService/MarkCold',
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MarkColdRequest.SerializeToString,
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MarkColdResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListReviews(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.semantic.v1.SemanticService/ListReviews',
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListReviewsRequest.SerializeToString,
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListReviewsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolveReview(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.semantic.v1.SemanticService/ResolveReview',
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ResolveReviewRequest.SerializeToString,
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ResolveReviewResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def History(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.semantic.v1.SemanticService/History',
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.HistoryRequest.SerializeToString,
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.HistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEntities(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.semantic.v1.SemanticService/ListEntities',
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListEntitiesRequest.SerializeToString,
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListEntitiesResponse.FromString,
             options,
             channel_credentials,
             insecure,

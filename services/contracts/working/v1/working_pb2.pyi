@@ -68,12 +68,16 @@ class SearchRecentResponse(_message.Message):
     def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.ScoredTurn, _Mapping]]] = ...) -> None: ...
 
 class ForgetTurnsRequest(_message.Message):
-    __slots__ = ("bank_id", "turn_ids")
+    __slots__ = ("bank_id", "turn_ids", "session_id", "whole_bank")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_IDS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_BANK_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     turn_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, bank_id: _Optional[str] = ..., turn_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    session_id: str
+    whole_bank: bool
+    def __init__(self, bank_id: _Optional[str] = ..., turn_ids: _Optional[_Iterable[str]] = ..., session_id: _Optional[str] = ..., whole_bank: _Optional[bool] = ...) -> None: ...
 
 class ForgetTurnsResponse(_message.Message):
     __slots__ = ("removed_count",)

@@ -1,0 +1,98 @@
+"""Context assembly: the recalled memories that fit a token budget, as text an agent can put in its prompt.
+
+Lessons come first under their own marker, so the agent reads what it learned last time before acting;
+then the current conversation, facts and related memories, and earlier conversations. Every item carries
+its id, layer, time, source and score, so an agent can cite it and explain a decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from hindsight.mcp_edge.domain import AssembledContext, LayerName, RecalledMemory
+from hindsight.working.tokens import ScriptEstimate
+
+SECTIONS: tuple[tuple[LayerName, str], ...] = (
+    (LayerName.REFLECT, "## Lessons from past work"),
+    (LayerName.WORKING, "## Current conversation"),
+    (LayerName.SEMANTIC, "## Facts and related memories"),
+    (LayerName.EPISODIC, "## Earlier conversations"),
+)
+"""Sections in the order they appear, each with its marker."""
+
+_OLDEST = datetime.min.replace(tzinfo=UTC)
+_counter = ScriptEstimate()
+
+
+def count_tokens(text: str) -> int:
+    """Estimated tokens of ``text`` (the working layer's word-aware estimate)."""
+    return int(_counter.count(text))
+
+
+def section_of(memory: RecalledMemory) -> LayerName:
+    """The section a memory goes in: lessons always in the lessons section, others by their best layer."""
+    return LayerName.REFLECT if memory.kind == "lesson" else memory.layer
+
+
+def render_item(memory: RecalledMemory) -> str:
+    """One context line: the citation header, then who said what."""
+    moment = memory.meta.time.strftime("%Y-%m-%dT%H:%MZ") if memory.meta.time else "unknown"
+    header = (
+        f"[id={memory.id} layer={memory.layer.value} time={moment} "
+        f"source={memory.meta.source.value} score={memory.score:.3f}]"
+    )
+    if memory.kind not in {"turn", "lesson"}:
+        header = header[:-1] + f" kind={memory.kind}]"
+    body = " ".join(memory.text.split())
+    return f"- {header} {memory.speaker}: {body}" if memory.speaker else f"- {header} {body}"
+
+
+def _priority(order: str, rank: int, memory: RecalledMemory) -> tuple[float, int]:
+    """How memories compete for the budget: by importance for the importance orders, else as ranked."""
+    if order in {"importance", "mix"}:
+        return (-(memory.meta.importance * (0.5 + 0.5 * memory.score)), rank)
+    return (0.0, rank)
+
+
+def _within_section(order: str, memories: list[tuple[int, RecalledMemory]]) -> list[RecalledMemory]:
+    if order == "importance":
+        memories.sort(key=lambda pair: (-pair[1].meta.importance, pair[0]))
+    elif order in {"time_asc", "mix"}:
+        memories.sort(key=lambda pair: (pair[1].meta.time or _OLDEST, pair[0]))
+    elif order == "time_desc":
+        memories.sort(key=lambda pair: (pair[1].meta.time or _OLDEST, -pair[0]), reverse=True)
+    return [memory for _, memory in memories]
+
+
+def assemble(memories: Sequence[RecalledMemory], budget: int, order: str = "score") -> AssembledContext:
+    """The memories that fit ``budget`` tokens (markers included), grouped by section and ordered.
+
+    Memories compete for the budget in rank order (by importance for ``importance`` and ``mix``); one
+    that does not fit is skipped and smaller ones after it may still fit. ``order`` then arranges each
+    section: ``score`` keeps the rank, ``importance`` most important first, ``time_asc`` / ``time_desc``
+    by time, and ``mix`` (the top by importance, then) in time order.
+    """
+    lines = {memory.id: render_item(memory) for memory in memories}
+    costs = {memory.id: count_tokens(line) + 1 for memory, line in zip(memories, lines.values(), strict=True)}
+    marker_cost = {layer: count_tokens(marker) + 2 for layer, marker in SECTIONS}
+    used = 0
+    chosen: dict[LayerName, list[tuple[int, RecalledMemory]]] = {}
+    ranked = sorted(enumerate(memories), key=lambda pair: _priority(order, *pair))
+    for rank, memory in ranked:
+        section = section_of(memory)
+        cost = costs[memory.id] + (0 if section in chosen else marker_cost[section])
+        if used + cost > budget:
+            continue
+        used += cost
+        chosen.setdefault(section, []).append((rank, memory))
+    blocks: list[str] = []
+    ids: list[str] = []
+    for layer, marker in SECTIONS:
+        if layer not in chosen:
+            continue
+        arranged = _within_section(order, chosen[layer])
+        ids.extend(memory.id for memory in arranged)
+        blocks.append("\n".join([marker, *(lines[memory.id] for memory in arranged)]))
+    text = "\n\n".join(blocks)
+    return AssembledContext(text=text, ids=tuple(ids), tokens=count_tokens(text) if text else 0)
