@@ -12,7 +12,7 @@ import grpc
 import psycopg
 
 from hindsight.contracts.episodic.v1 import episodic_pb2, episodic_pb2_grpc
-from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
+from hindsight.contracts.inference.v1 import inference_pb2_grpc
 from hindsight.episodic.engine import EpisodicMemory
 from hindsight.episodic.outbox import OutboxDeliverer, Targets
 from hindsight.episodic.segment import Embed
@@ -25,10 +25,9 @@ from hindsight.runtime.main import run_service
 from hindsight.runtime.server import ServiceSpec
 from hindsight.runtime.settings import load
 from hindsight.runtime.startup import TRANSIENT, retry_until_open
+from hindsight.runtime.vectors import embed_texts
 
 SERVICE_NAME = episodic_pb2.DESCRIPTOR.services_by_name["EpisodicService"].full_name
-EMBED_BATCH = 128
-"""Texts per Embed call, under the inference layer's limit."""
 log = logging.getLogger(__name__)
 
 
@@ -36,13 +35,7 @@ def inference_embed(client: LayerClient[inference_pb2_grpc.InferenceServiceStub]
     """Turn a bank's texts into vectors with the inference layer, in batches."""
 
     async def embed(bank_id: str, texts: Sequence[str]) -> list[list[float]]:
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), EMBED_BATCH):
-            request = inference_pb2.EmbedRequest(
-                bank_id=bank_id, texts=list(texts[start : start + EMBED_BATCH])
-            )
-            reply = await client.call("Embed", request)
-            vectors.extend(list(item.values) for item in reply.embeddings)
+        vectors: list[list[float]] = (await embed_texts(client, bank_id, texts)).vectors.tolist()
         return vectors
 
     return embed

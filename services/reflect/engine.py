@@ -21,7 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
-from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
+from hindsight.contracts.inference.v1 import inference_pb2_grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
 from hindsight.reflect.derive import derive_lessons
 from hindsight.reflect.domain import (
@@ -41,12 +41,12 @@ from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.errors import Unavailable
 from hindsight.runtime.logs import deadline_var
 from hindsight.runtime.records import to_timestamp
+from hindsight.runtime.vectors import embed_texts
 
 log = logging.getLogger(__name__)
 
 BATCH = 500
 """Lessons per maintenance batch (each batch is its own transaction)."""
-EMBED_BATCH = 128
 MERGED_CONFIDENCE_CAP = 0.95
 
 
@@ -81,13 +81,7 @@ class InferenceEmbedder:
 
     async def embed(self, bank_id: str, texts: Sequence[str]) -> list[list[float]]:
         """In batches, so no request exceeds the service's limit."""
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), EMBED_BATCH):
-            reply = await self._client.call(
-                "Embed",
-                inference_pb2.EmbedRequest(bank_id=bank_id, texts=list(texts[start : start + EMBED_BATCH])),
-            )
-            vectors.extend(list(e.values) for e in reply.embeddings)
+        vectors: list[list[float]] = (await embed_texts(self._client, bank_id, texts)).vectors.tolist()
         return vectors
 
 

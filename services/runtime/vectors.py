@@ -7,9 +7,14 @@ client that asks for a packed encoding unpacks here, so both sides agree on byte
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 
-from hindsight.contracts.inference.v1 import inference_pb2
+from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
+from hindsight.runtime.channels import LayerClient
+from hindsight.runtime.errors import Unavailable
 
 PACKED_DTYPES: dict[int, np.dtype] = {
     inference_pb2.VECTOR_ENCODING_FLOAT32: np.dtype("<f4"),
@@ -52,3 +57,55 @@ def reply_vectors(reply: inference_pb2.EmbedResponse, count: int) -> np.ndarray:
             raise ValueError(f"embeddings: a vector is not {reply.dimension}-d")
         return np.array(rows, dtype=np.float32)
     return unpack_vectors(reply.vectors, reply.encoding, count, reply.dimension)
+
+
+EMBED_BATCH = 128
+"""Texts per Embed call from a layer: under the inference layer's default limit (256), large enough to
+keep its model busy."""
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """Vectors for a list of texts and the model the inference layer says made them."""
+
+    model: str
+    vectors: np.ndarray
+
+
+async def embed_texts(
+    client: LayerClient[inference_pb2_grpc.InferenceServiceStub],
+    bank_id: str,
+    texts: Sequence[str],
+    *,
+    model: str = "",
+    purpose: int = inference_pb2.EMBED_PURPOSE_UNSPECIFIED,
+    batch_size: int = EMBED_BATCH,
+) -> Embedded:
+    """Embed ``texts`` through the inference layer in batches, as packed float32 (one copy per reply).
+
+    Every layer that embeds calls this, so batching, the wire encoding and the checks on a reply's shape
+    live in one place. A reply of the wrong size is refused; batches from two models are refused.
+    """
+    size = max(1, min(batch_size, EMBED_BATCH))
+    served = ""
+    parts: list[np.ndarray] = []
+    for start in range(0, len(texts), size):
+        batch = list(texts[start : start + size])
+        request = inference_pb2.EmbedRequest(
+            bank_id=bank_id,
+            texts=batch,
+            model=model,
+            purpose=purpose,
+            encoding=inference_pb2.VECTOR_ENCODING_FLOAT32,
+        )
+        reply = await client.call("Embed", request)
+        if served and reply.model != served:
+            raise Unavailable(f"inference layer switched models from {served!r} to {reply.model!r}")
+        served = reply.model
+        try:
+            parts.append(reply_vectors(reply, len(batch)))
+        except ValueError as exc:
+            raise Unavailable(f"inference layer sent a malformed reply: {exc}") from exc
+    if not parts:
+        return Embedded(model=model, vectors=np.zeros((0, 0), dtype=np.float32))
+    return Embedded(model=served, vectors=np.concatenate(parts) if len(parts) > 1 else parts[0])

@@ -11,6 +11,7 @@ from typing import Protocol
 from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
 from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.errors import FailedPrecondition, Unavailable
+from hindsight.runtime.vectors import embed_texts
 from hindsight.semantic.records import ModelIdentity
 
 log = logging.getLogger(__name__)
@@ -79,29 +80,25 @@ class InferenceEmbedder:
     async def embed(self, bank_id: str, texts: Sequence[str], query: bool = False) -> list[list[float]]:
         """Embed ``texts``; a reply from another model or of another shape is refused, never stored."""
         purpose = inference_pb2.EMBED_PURPOSE_QUERY if query else inference_pb2.EMBED_PURPOSE_PASSAGE
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), self._batch_size):
-            batch = list(texts[start : start + self._batch_size])
-            reply = await self._client.call(
-                "Embed",
-                inference_pb2.EmbedRequest(
-                    bank_id=bank_id, texts=batch, model=self._model.name, purpose=purpose
-                ),
+        embedded = await embed_texts(
+            self._client,
+            bank_id,
+            texts,
+            model=self._model.name,
+            purpose=purpose,
+            batch_size=self._batch_size,
+        )
+        if not texts:
+            return []
+        if embedded.model and embedded.model != self._model.name:
+            raise FailedPrecondition(
+                f"inference layer now serves model {embedded.model!r}, but this "
+                f"collection holds vectors of {self._model.name!r}; restart to reindex"
             )
-            if reply.model and reply.model != self._model.name:
-                raise FailedPrecondition(
-                    f"inference layer now serves model {reply.model!r}, but this "
-                    f"collection holds vectors of {self._model.name!r}; restart to reindex"
-                )
-            if len(reply.embeddings) != len(batch):
-                raise Unavailable(
-                    f"inference layer returned {len(reply.embeddings)} vectors for {len(batch)} texts"
-                )
-            for embedding in reply.embeddings:
-                if len(embedding.values) != self._model.dimension:
-                    raise FailedPrecondition(
-                        f"inference layer returned a {len(embedding.values)}-d vector; "
-                        f"the collection holds {self._model.dimension}-d vectors"
-                    )
-                vectors.append(list(embedding.values))
+        if embedded.vectors.shape[1] != self._model.dimension:
+            raise FailedPrecondition(
+                f"inference layer returned a {embedded.vectors.shape[1]}-d vector; "
+                f"the collection holds {self._model.dimension}-d vectors"
+            )
+        vectors: list[list[float]] = embedded.vectors.tolist()
         return vectors
