@@ -205,6 +205,10 @@ class EpisodicMemory:
         self._wake_deliverer()
         return Updated(stored, turn_id)
 
+    async def get_turns(self, bank_id: str, turn_ids: Sequence[str]) -> list[Turn]:
+        """Turns by id, live or archived, in the order asked; unknown ids are left out."""
+        return await self.store.get_turns(bank_id, turn_ids)
+
     async def restore_turns(self, bank_id: str, turn_ids: Sequence[str]) -> int:
         """Bring archived turns back (and into the semantic index)."""
         count = await self.store.restore_turns(bank_id, list(dict.fromkeys(turn_ids)))

@@ -234,6 +234,13 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
             restored_count=await self._memory.restore_turns(request.bank_id, ids)
         )
 
+    async def GetTurns(
+        self, request: episodic_pb2.GetTurnsRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.GetTurnsResponse:
+        ids = _check_ids(list(request.turn_ids), "turn_ids", MAX_IDS_PER_FORGET)
+        turns = await self._memory.get_turns(request.bank_id, ids)
+        return episodic_pb2.GetTurnsResponse(turns=[turn.to_pb() for turn in turns])
+
     async def Purge(
         self, request: episodic_pb2.PurgeRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.PurgeResponse:

@@ -199,6 +199,10 @@ class EpisodicStore(Protocol):
         """A turn, live or archived; NotFound when there is none."""
         ...
 
+    async def get_turns(self, bank_id: str, turn_ids: Sequence[str]) -> list[Turn]:
+        """Turns by id, live or archived, in the order asked; unknown ids are left out."""
+        ...
+
     async def restore_turns(self, bank_id: str, turn_ids: Sequence[str]) -> int:
         """Bring archived turns back; returns how many."""
         ...
@@ -770,6 +774,15 @@ class PostgresEpisodicStore:
         if row is None:
             raise NotFound(f"turn {turn_id!r} is not in bank {bank_id!r}")
         return _turn_from_row(row)
+
+    async def get_turns(self, bank_id: str, turn_ids: Sequence[str]) -> list[Turn]:
+        statement = sql.SQL("SELECT {columns} FROM {turns} WHERE bank_id = %s AND id = ANY(%s)").format(
+            columns=_TURN_COLUMNS, turns=self._turns
+        )
+        async with self._connection() as conn:
+            rows = await (await conn.execute(statement, (bank_id, list(turn_ids)))).fetchall()
+        found = {turn.id: turn for turn in map(_turn_from_row, rows)}
+        return [found[turn_id] for turn_id in dict.fromkeys(turn_ids) if turn_id in found]
 
     async def update_turn(self, bank_id: str, old_id: str, new: Turn) -> Turn:
         lock = sql.SQL("SELECT archived_at FROM {turns} WHERE bank_id = %s AND id = %s FOR UPDATE").format(

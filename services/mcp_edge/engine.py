@@ -1,8 +1,9 @@
 """The memory engine behind both fronts (MCP and gRPC): retain, recall, write_episode, reflect, forget.
 
 Retain writes episodic memory first (the system of record; if it fails, the retain fails and nothing
-else is written), then working memory and the semantic index in parallel. Recall asks every layer in
-parallel under one deadline; a layer that fails or is late makes the answer partial, never an error.
+else is written), whose outbox indexes the turns in the semantic layer, then working memory. Recall asks
+every layer in parallel under one deadline; a layer that fails or is late makes the answer partial, never
+an error.
 """
 
 from __future__ import annotations
@@ -59,8 +60,6 @@ from hindsight.runtime.settings import load
 log = logging.getLogger(__name__)
 
 MAX_TURNS_PER_RETAIN = 1000
-GET_TURN_PAGES = 20
-"""How many pages of 500 recent turns :meth:`MemoryEngine.get_turn` reads at most."""
 MAX_FILTERED_TURNS = 10_000
 """Most turns one forget-by-filter archives (a larger selection is refused by episodic memory's own limit)."""
 
@@ -562,7 +561,6 @@ class MemoryEngine:
         bank_id: str,
         pages: int,
         turn_filter: episodic_pb2.TurnFilter | None = None,
-        newest_first: bool = False,
     ) -> AsyncIterator[list[common_pb2.Turn]]:
         """Up to ``pages`` pages of 500 turns from episodic memory."""
         token = ""
@@ -574,7 +572,6 @@ class MemoryEngine:
                     page_size=500,
                     page_token=token,
                     filter=turn_filter,
-                    newest_first=newest_first,
                 ),
                 self.settings.write_timeout,
             )
@@ -728,12 +725,13 @@ class MemoryEngine:
         return new, reply.superseded_id, not isinstance(outcomes[1], BaseException)
 
     async def get_turn(self, bank_id: str, turn_id: str) -> common_pb2.Turn | None:
-        """A live turn by id, looked up newest first (an update names a turn it has seen lately)."""
-        async for turns in self._turn_pages(bank_id, GET_TURN_PAGES, newest_first=True):
-            for turn in turns:
-                if turn.id == turn_id:
-                    return turn
-        return None
+        """A stored turn by id (live or archived), or None when the bank has none with that id."""
+        reply = await self.clients.episodic.call(
+            "GetTurns",
+            episodic_pb2.GetTurnsRequest(bank_id=bank_id, turn_ids=[turn_id]),
+            self.settings.write_timeout,
+        )
+        return reply.turns[0] if reply.turns else None
 
     async def debug_list(
         self, bank_id: str, admin_token: str | None, limit: int = 100, page_token: str = ""

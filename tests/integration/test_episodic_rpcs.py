@@ -73,6 +73,15 @@ async def test_the_life_cycle_rpcs_update_forget_restore_list_and_purge(
         return [t.id for t in reply.turns]
 
     assert await listed() == [updated.turn.id]
+    got = await episodic.GetTurns(
+        episodic_pb2.GetTurnsRequest(bank_id=bank, turn_ids=[updated.turn.id, "zz", "a"]), timeout=TIMEOUT
+    )
+    assert [t.id for t in got.turns] == [updated.turn.id, "a"]  # asked order; archived too; unknown left out
+    assert got.turns[1].text == "lunch at noon"
+    other_bank = await episodic.GetTurns(
+        episodic_pb2.GetTurnsRequest(bank_id=bank + "-other", turn_ids=["a"]), timeout=TIMEOUT
+    )
+    assert list(other_bank.turns) == []
     newest = await listed(filter=episodic_pb2.TurnFilter(include_archived=True), newest_first=True)
     assert newest[0] == "b" and set(newest[1:]) == {"a", updated.turn.id}  # the new version keeps the time
     restored = await episodic.RestoreTurns(

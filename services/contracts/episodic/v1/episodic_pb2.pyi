@@ -369,3 +369,17 @@ class OutboxStatusResponse(_message.Message):
     pending: _containers.ScalarMap[str, int]
     delivered: _containers.ScalarMap[str, int]
     def __init__(self, pending: _Optional[_Mapping[str, int]] = ..., delivered: _Optional[_Mapping[str, int]] = ...) -> None: ...
+
+class GetTurnsRequest(_message.Message):
+    __slots__ = ("bank_id", "turn_ids")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_IDS_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    turn_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bank_id: _Optional[str] = ..., turn_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetTurnsResponse(_message.Message):
+    __slots__ = ("turns",)
+    TURNS_FIELD_NUMBER: _ClassVar[int]
+    turns: _containers.RepeatedCompositeFieldContainer[_common_pb2.Turn]
+    def __init__(self, turns: _Optional[_Iterable[_Union[_common_pb2.Turn, _Mapping]]] = ...) -> None: ...

@@ -75,6 +75,11 @@ class EpisodicServiceStub:
                 request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RestoreTurnsRequest.SerializeToString,
                 response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RestoreTurnsResponse.FromString,
                 _registered_method=True)
+        self.GetTurns = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/GetTurns',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.GetTurnsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.GetTurnsResponse.FromString,
+                _registered_method=True)
         self.Purge = channel.unary_unary(
                 '/hindsight.episodic.v1.EpisodicService/Purge',
                 request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.PurgeRequest.SerializeToString,
@@ -168,6 +173,13 @@ class EpisodicServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetTurns(self, request, context):
+        """Reads turns by id, live or archived (unknown ids are left out).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Purge(self, request, context):
         """Hard-deletes turns and episodes by id, by session or a whole bank, and (through the outbox) every
         record derived from them in the other layers.
@@ -253,6 +265,11 @@ def add_EpisodicServiceServicer_to_server(servicer, server):
                     servicer.RestoreTurns,
                     request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RestoreTurnsRequest.FromString,
                     response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RestoreTurnsResponse.SerializeToString,
+            ),
+            'GetTurns': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTurns,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.GetTurnsRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.GetTurnsResponse.SerializeToString,
             ),
             'Purge': grpc.unary_unary_rpc_method_handler(
                     servicer.Purge,
@@ -502,6 +519,33 @@ class EpisodicService:
             '/hindsight.episodic.v1.EpisodicService/RestoreTurns',
             hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RestoreTurnsRequest.SerializeToString,
             hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RestoreTurnsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTurns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/GetTurns',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.GetTurnsRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.GetTurnsResponse.FromString,
             options,
             channel_credentials,
             insecure,
