@@ -80,6 +80,8 @@ async def _maintain(args: argparse.Namespace) -> int:
                 "archived": list(reply.archived_ids),
                 "merged": list(reply.merged_ids),
                 "skipped": list(reply.skipped),
+                "semantic_cold": reply.cold_count,
+                "open_conflicts": list(reply.open_conflicts),
             }
             if args.json:
                 print(json.dumps(report), flush=True)
@@ -88,17 +90,16 @@ async def _maintain(args: argparse.Namespace) -> int:
             print(
                 f"{bank}: checked {reply.lessons_checked} lessons; reflected {sessions} sessions, "
                 f"decayed {len(reply.decayed_ids)}, archived {len(reply.archived_ids)}, "
-                f"merged {len(reply.merged_ids)}",
+                f"merged {len(reply.merged_ids)}; moved {reply.cold_count} semantic records to the cold "
+                f"tier; {len(reply.open_conflicts)} contradictory facts wait for review",
                 flush=True,
             )
+            for conflict in reply.open_conflicts:
+                print(f"  to review: {conflict}", flush=True)
             for reason in reply.skipped:
                 print(f"  skipped: {reason}", flush=True)
         if not args.json:
-            print(
-                f"maintained {len(banks)} banks (reflect layer; the semantic cold tier and the audit of "
-                "contradictory facts are not part of maintenance yet)",
-                flush=True,
-            )
+            print(f"maintained {len(banks)} banks", flush=True)
         return 0
     finally:
         await client.close()

@@ -113,3 +113,6 @@ class Maintenance:
     reflected_session_ids: list[str] = field(default_factory=list)
     lessons_checked: int = 0
     skipped: list[str] = field(default_factory=list)
+    cold_count: int = 0
+    open_conflicts: list[str] = field(default_factory=list)
+    """The audit: contradictory current facts the semantic layer holds for review."""

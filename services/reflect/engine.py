@@ -46,6 +46,8 @@ from hindsight.runtime.vectors import embed_texts
 log = logging.getLogger(__name__)
 
 BATCH = 500
+AUDIT_LIMIT = 100
+"""Conflicts one maintenance run lists per bank."""
 """Lessons per maintenance batch (each batch is its own transaction)."""
 MERGED_CONFIDENCE_CAP = 0.95
 
@@ -86,10 +88,14 @@ class InferenceEmbedder:
 
 
 class ColdTier(Protocol):
-    """The semantic layer's cold tier, as maintenance sees it."""
+    """The semantic layer as maintenance sees it: its cold tier and its queue of conflicts to review."""
 
     async def mark_cold(self, bank_id: str, unused_before: datetime, importance_below: float) -> int:
         """Move records untouched since ``unused_before`` and less important than that to the cold tier."""
+        ...
+
+    async def open_conflicts(self, bank_id: str) -> list[str]:
+        """One line per contradictory current fact waiting for review."""
         ...
 
 
@@ -108,6 +114,18 @@ class SemanticColdTier:
             ),
         )
         return int(reply.moved_count)
+
+    async def open_conflicts(self, bank_id: str) -> list[str]:
+        """The review queue (oldest first, at most :data:`AUDIT_LIMIT`) as audit lines."""
+        reply = await self._client.call(
+            "ListReviews", semantic_pb2.ListReviewsRequest(bank_id=bank_id, limit=AUDIT_LIMIT)
+        )
+        return [
+            f"{item.id}: {item.current.subject} {item.current.attribute}: "
+            f"{item.current.value or item.current.text!r} vs {item.candidate.value or item.candidate.text!r} "
+            f"({item.reason})"
+            for item in reply.items
+        ]
 
 
 def freshness(lesson: Lesson, now: datetime, settings: ReflectSettings) -> float:
@@ -275,19 +293,24 @@ class ReflectEngine:
             vectors = await self.embedder.embed(bank_id, [lesson.lesson for lesson in current])
             for merge in near_duplicates(current, vectors, self.settings.merge_similarity):
                 report.merged_ids.extend(await self.store.merge(bank_id, merge, now))
-        cold = 0
         if self.cold_tier is not None and self.settings.cold_after_days > 0:
             unused_before = now - timedelta(days=self.settings.cold_after_days)
             try:
-                cold = await self.cold_tier.mark_cold(
+                report.cold_count = await self.cold_tier.mark_cold(
                     bank_id, unused_before, self.settings.cold_below_importance
                 )
             except Unavailable as exc:
                 report.skipped.append(f"semantic cold tier: {exc}")
+        if self.cold_tier is not None:
+            try:
+                report.open_conflicts = await self.cold_tier.open_conflicts(bank_id)
+            except Unavailable as exc:
+                report.skipped.append(f"audit of contradictory facts: {exc}")
         log.info(
             "maintained",
             extra={
-                "semantic_cold": cold,
+                "semantic_cold": report.cold_count,
+                "open_conflicts": len(report.open_conflicts),
                 "decayed": report.decayed_ids,
                 "archived": report.archived_ids,
                 "merged": report.merged_ids,

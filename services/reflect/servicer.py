@@ -87,6 +87,8 @@ class ReflectServicer(reflect_pb2_grpc.ReflectServiceServicer):
             reflected_session_ids=report.reflected_session_ids,
             lessons_checked=report.lessons_checked,
             skipped=report.skipped,
+            cold_count=report.cold_count,
+            open_conflicts=report.open_conflicts,
         )
 
     async def ListBanks(

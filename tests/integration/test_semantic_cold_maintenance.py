@@ -85,3 +85,51 @@ async def test_maintenance_moves_stale_unimportant_records_to_the_cold_tier(
             semantic_pb2.SearchRequest(bank_id=unique_name, query="food", include_cold=True), timeout=TIMEOUT
         )
         assert {hit.record.id: hit.record.cold for hit in every.hits} == {"allergy": False, "trivia": True}
+
+
+def _job(record_id: str, employer: str, year: int, source: int) -> semantic_pb2.SemanticRecord:
+    record = semantic_pb2.SemanticRecord(
+        id=record_id,
+        kind=semantic_pb2.RECORD_KIND_FACT,
+        text=f"Alice works at {employer}.",
+        subject="Alice",
+        attribute="works_at",
+        value=employer,
+        meta=common_pb2.RecordMeta(source=source, importance=0.9),
+    )
+    record.meta.time.FromDatetime(datetime(year, 1, 1, tzinfo=UTC))
+    return record
+
+
+async def test_maintenance_audits_contradictory_facts_waiting_for_review(
+    database_url: str, episodic_addr: str, inference_addr: str, unique_name: str
+) -> None:
+    settings = ReflectSettings(database_url=database_url, schema=unique_name, episodic_addr=episodic_addr)
+    semantic_settings = SemanticSettings(inference_addr=inference_addr)
+    async with serving(lambda: open_service(semantic_settings)) as server, channel_to(server) as channel:
+        stub = semantic_pb2_grpc.SemanticServiceStub(channel)
+        trusted = _job("job1", "Acme", 2023, common_pb2.SOURCE_USER)
+        rumour = _job("job2", "Globex", 2024, common_pb2.SOURCE_EXTERNAL)
+        for record in (trusted, rumour):  # newer but less trusted: neither time nor trust settles it
+            await stub.Upsert(
+                semantic_pb2.UpsertRequest(bank_id=unique_name, records=[record]), timeout=TIMEOUT
+            )
+
+        semantic = LayerClient(f"127.0.0.1:{server.port}", semantic_pb2_grpc.SemanticServiceStub)
+        episodic = LayerClient(episodic_addr, episodic_pb2_grpc.EpisodicServiceStub)
+        try:
+            async with open_lesson_store(settings) as store:
+                engine = ReflectEngine(
+                    store, EpisodicClient(episodic), settings, cold_tier=SemanticColdTier(semantic)
+                )
+                report = await engine.maintain(unique_name)
+                assert len(report.open_conflicts) == 1
+                line = report.open_conflicts[0]
+                assert "Alice works_at" in line and "'Acme' vs 'Globex'" in line, line
+                assert report.cold_count == 0  # important and fresh: nothing goes cold
+                again = await engine.maintain(unique_name)  # the audit lists; it never settles or deletes
+                assert again.open_conflicts == report.open_conflicts
+        finally:
+            await semantic.close()
+            await episodic.close()
+            await drop_schemas(database_url, unique_name)

@@ -96,20 +96,24 @@ class MaintainRequest(_message.Message):
     def __init__(self, bank_id: _Optional[str] = ...) -> None: ...
 
 class MaintainResponse(_message.Message):
-    __slots__ = ("decayed_ids", "archived_ids", "merged_ids", "reflected_session_ids", "lessons_checked", "skipped")
+    __slots__ = ("decayed_ids", "archived_ids", "merged_ids", "reflected_session_ids", "lessons_checked", "skipped", "cold_count", "open_conflicts")
     DECAYED_IDS_FIELD_NUMBER: _ClassVar[int]
     ARCHIVED_IDS_FIELD_NUMBER: _ClassVar[int]
     MERGED_IDS_FIELD_NUMBER: _ClassVar[int]
     REFLECTED_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
     LESSONS_CHECKED_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    COLD_COUNT_FIELD_NUMBER: _ClassVar[int]
+    OPEN_CONFLICTS_FIELD_NUMBER: _ClassVar[int]
     decayed_ids: _containers.RepeatedScalarFieldContainer[str]
     archived_ids: _containers.RepeatedScalarFieldContainer[str]
     merged_ids: _containers.RepeatedScalarFieldContainer[str]
     reflected_session_ids: _containers.RepeatedScalarFieldContainer[str]
     lessons_checked: int
     skipped: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, decayed_ids: _Optional[_Iterable[str]] = ..., archived_ids: _Optional[_Iterable[str]] = ..., merged_ids: _Optional[_Iterable[str]] = ..., reflected_session_ids: _Optional[_Iterable[str]] = ..., lessons_checked: _Optional[int] = ..., skipped: _Optional[_Iterable[str]] = ...) -> None: ...
+    cold_count: int
+    open_conflicts: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, decayed_ids: _Optional[_Iterable[str]] = ..., archived_ids: _Optional[_Iterable[str]] = ..., merged_ids: _Optional[_Iterable[str]] = ..., reflected_session_ids: _Optional[_Iterable[str]] = ..., lessons_checked: _Optional[int] = ..., skipped: _Optional[_Iterable[str]] = ..., cold_count: _Optional[int] = ..., open_conflicts: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListBanksRequest(_message.Message):
     __slots__ = ()
