@@ -137,6 +137,7 @@ def _result() -> FileResult:
         result.bm25.add(category, base, ["a" if category == "temporal" else "b"])
     result.retain_seconds = 2.0
     result.recall_ms = [10.0, 20.0, 30.0]
+    result.layer_ms = {"semantic": [4.0, 6.0, 8.0], "episodic": [2.0, 2.0, 2.0]}
     result.peak_rss_mb = 512.0
     return result
 
@@ -153,6 +154,10 @@ def test_the_json_report_has_the_issue_keys_per_file(tmp_path: Path) -> None:
     assert entry["overall"]["R@10"] == 1.0 and entry["bm25"]["R@10"] == 0.5
     assert entry["by_category"]["temporal"]["bm25"]["R@10"] == 0.0
     assert data["run"] == {"transport": "grpc"}
+    assert entry["recall_layer_ms"] == {
+        "episodic": {"p50": 2.0, "p95": 2.0},
+        "semantic": {"p50": 6.0, "p95": 7.8},
+    }
 
 
 def test_the_markdown_table_has_a_row_per_file_and_a_row_per_category() -> None:
@@ -162,6 +167,7 @@ def test_the_markdown_table_has_a_row_per_file_and_a_row_per_category() -> None:
         in text
     )
     assert "| temporal | 1 | 1.000 / 0.000 |" in text
+    assert "tiny set: time per layer inside recall, p50 / p95 ms: episodic 2.0 / 2.0, semantic 6.0 / 7.8" in text
 
 
 def test_the_chart_is_a_png_named_after_the_file(tmp_path: Path) -> None:

@@ -24,6 +24,8 @@ class FileResult:
     bm25: Tally = field(default_factory=Tally)
     retain_seconds: float = 0.0
     recall_ms: list[float] = field(default_factory=list)
+    layer_ms: dict[str, list[float]] = field(default_factory=dict)
+    """Per layer, its time inside the edge on each recall: where a slow recall spends its time."""
     peak_rss_mb: float | None = None
     partial: int = 0
     """Recalls that came back partial (a layer failed or was late)."""
@@ -64,6 +66,13 @@ class FileResult:
             "retain_per_s": round(self.retain_per_s, 1),
             "retain_seconds": round(self.retain_seconds, 2),
             "recall_ms": {key: round(value, 2) for key, value in self.latency().items()},
+            "recall_layer_ms": {
+                layer: {
+                    "p50": round(percentile(times, 0.50), 2),
+                    "p95": round(percentile(times, 0.95), 2),
+                }
+                for layer, times in sorted(self.layer_ms.items())
+            },
             "peak_rss_mb": round(self.peak_rss_mb, 1) if self.peak_rss_mb is not None else None,
             "partial_recalls": self.partial,
         }
@@ -98,6 +107,13 @@ def markdown(results: list[FileResult]) -> str:
             + f" | {result.retain_per_s:.0f} "
             + f"| {lat['p50']:.1f} / {lat['p95']:.1f} / {lat['p99']:.1f} | {rss} |"
         )
+    for result in results:
+        if result.layer_ms:
+            per_layer = ", ".join(
+                f"{layer} {percentile(times, 0.50):.1f} / {percentile(times, 0.95):.1f}"
+                for layer, times in sorted(result.layer_ms.items())
+            )
+            lines += ["", f"{result.name}: time per layer inside recall, p50 / p95 ms: {per_layer}"]
     for result in results:
         lines += ["", f"**{result.name}** by category (Hindsight / BM25)", ""]
         lines += ["| category | queries | R@5 | R@10 | NDCG@10 |", "|---|---|---|---|---|"]

@@ -142,6 +142,8 @@ async def run_namespace(
         recalled = await transport.recall(bank_id, query.text, TOP_K, options.layers)
         result.recall_ms.append((time.perf_counter() - asked) * 1000)
         result.partial += recalled.partial
+        for layer, elapsed in recalled.layer_ms.items():
+            result.layer_ms.setdefault(layer, []).append(elapsed)
         ranked = recalled.ids
         baseline = bm25.rank(query.text, TOP_K)
         ours = result.hindsight.add(query.category, ranked, query.gold)

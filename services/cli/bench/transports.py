@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import grpc
@@ -31,6 +31,8 @@ class Recalled:
 
     ids: list[str]
     partial: bool = False
+    layer_ms: dict[str, float] = field(default_factory=dict)
+    """Each layer's time inside the edge (from the reply's per-layer report)."""
 
 
 class Transport(Protocol):
@@ -85,7 +87,11 @@ class GrpcTransport:
         )
         reply = await self._stub.Recall(request, timeout=RECALL_TIMEOUT)
         ids = dedupe(rid for m in reply.memories for rid in source_ids(m.id, m.meta.source_turn_ids))
-        return Recalled(ids, reply.partial)
+        layer_ms = {
+            memory_pb2.Layer.Name(report.layer).removeprefix("LAYER_").lower(): report.elapsed_ms
+            for report in reply.layer_reports
+        }
+        return Recalled(ids, reply.partial, layer_ms)
 
 
 class McpTransport:
@@ -133,7 +139,8 @@ class McpTransport:
         reply = await self._call("recall", arguments)
         cited = [(m["id"], m.get("source_turn_ids", [])) for m in reply.get("memories", [])]
         ids = dedupe(rid for memory_id, turn_ids in cited for rid in source_ids(memory_id, turn_ids))
-        return Recalled(ids, bool(reply.get("partial")))
+        layer_ms = {str(item["layer"]): float(item["elapsed_ms"]) for item in reply.get("layers", [])}
+        return Recalled(ids, bool(reply.get("partial")), layer_ms)
 
 
 @contextlib.asynccontextmanager
