@@ -160,28 +160,10 @@ class MemoryEngine:
         self.llm = llm
         self._background: set[asyncio.Task[None]] = set()
 
-    async def retain_logged(self, bank_id: str, turns: Sequence[Turn], front: str) -> RetainResult:
-        """:meth:`retain`, with the log line every retain gets (bank, sizes, latency)."""
-        started = time.perf_counter()
-        result = await self.retain(bank_id, turns)
-        log.info(
-            "retain",
-            extra={
-                "bank": bank_id,
-                "front": front,
-                "turns": len(turns),
-                "chars": sum(len(t.text) for t in turns),
-                "duplicates": result.duplicate_count,
-                "indexed": result.indexed,
-                "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
-            },
-        )
-        return result
-
     # ----- retain -------------------------------------------------------------------------------------
-    async def retain(self, bank_id: str, turns: Sequence[Turn]) -> RetainResult:
+    async def retain(self, bank_id: str, turns: Sequence[Turn], front: str = "") -> RetainResult:
         """Store turns: episodic first (durable, and indexed for meaning through its outbox), then working
-        memory.
+        memory; logged with bank, sizes and latency (``front`` names the caller: "mcp" or "grpc").
 
         Episodic memory commits the turns with their outbox entries and, asked with ``index_now``, hands
         them to the semantic layer before answering; a semantic layer that is down or slow leaves them in
@@ -196,6 +178,7 @@ class MemoryEngine:
         if len(set(ids)) != len(ids):
             raise InvalidArgument("turns", "turn ids must be unique within one call")
         timeout = self.settings.write_timeout
+        started = time.perf_counter()
         pb_turns = [turn.to_pb() for turn in turns]
         recorded = await self.clients.episodic.call(
             "RecordTurns",
@@ -211,6 +194,18 @@ class MemoryEngine:
             log.warning(
                 "layer write failed after the durable write", extra={"layer": "working", "error": repr(exc)}
             )
+        log.info(
+            "retain",
+            extra={
+                "bank": bank_id,
+                "front": front,
+                "turns": len(turns),
+                "chars": sum(len(t.text) for t in turns),
+                "duplicates": recorded.duplicate_count,
+                "indexed": recorded.indexed,
+                "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+            },
+        )
         return RetainResult(
             turn_ids=tuple(ids),
             duplicate_count=recorded.duplicate_count,

@@ -419,10 +419,10 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
                 ]
             )
             field = "turns[{}]" if turns is not None else "text"
-            result = await engine.retain_logged(
+            result = await engine.retain(
                 bank_id,
                 [_to_turn(i, session_id, field.format(n)) for n, i in enumerate(inputs)],
-                "mcp",
+                front="mcp",
             )
         except (HindsightError, grpc.aio.AioRpcError) as exc:
             raise _tool_error(exc) from exc

@@ -160,8 +160,8 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
     async def Retain(
         self, request: memory_pb2.RetainRequest, context: grpc.aio.ServicerContext
     ) -> memory_pb2.RetainResponse:
-        result = await self.engine.retain_logged(
-            request.bank_id, turns_from_request(list(request.turns)), "grpc"
+        result = await self.engine.retain(
+            request.bank_id, turns_from_request(list(request.turns)), front="grpc"
         )
         return memory_pb2.RetainResponse(
             turn_ids=list(result.turn_ids), duplicate_count=result.duplicate_count, indexed=result.indexed
