@@ -81,6 +81,8 @@ class Updated:
 
     turn: Turn
     superseded_id: str
+    indexed: bool = False
+    """The semantic layer had the change when the call returned (asked with ``index_now``)."""
 
 
 @dataclass(frozen=True)
@@ -153,20 +155,31 @@ class EpisodicMemory:
             else replace(turn, meta=replace(turn.meta, time=now + timedelta(microseconds=i)))
             for i, turn in enumerate(turns)
         ]
-        immediate = index_now and self.deliverer is not None and SEMANTIC in self.store.targets
-        claim = now + timedelta(seconds=self.settings.outbox_lease_seconds) if immediate else None
+        claim = self._claim(index_now, now)
         result: RecordResult = await self.store.record_turns(bank_id, timed, claim)
-        indexed = False
-        if immediate and self.deliverer is not None:
-            try:
-                indexed = await self.deliverer.deliver_claimed(result.outbox_ids, self._index_budget())
-            except Exception:
-                log.warning(
-                    "indexing at once failed; the outbox retries", exc_info=True, extra={"bank_id": bank_id}
-                )
-        else:
-            self._wake_deliverer()
+        indexed = await self._deliver_now(bank_id, result.outbox_ids, claim)
         return Recorded(result.recorded, result.duplicates, indexed)
+
+    def _claim(self, index_now: bool, now: datetime) -> datetime | None:
+        """Until when a write's new outbox entries are held for delivery by the call itself (None: the
+        background deliverer takes them)."""
+        if index_now and self.deliverer is not None and SEMANTIC in self.store.targets:
+            return now + timedelta(seconds=self.settings.outbox_lease_seconds)
+        return None
+
+    async def _deliver_now(self, bank_id: str, outbox_ids: Sequence[int], claim: datetime | None) -> bool:
+        """Deliver claimed entries within the call's budget (what fails stays queued), or wake the
+        background deliverer when none were claimed; True when all were delivered."""
+        if claim is None or self.deliverer is None:
+            self._wake_deliverer()
+            return False
+        try:
+            return await self.deliverer.deliver_claimed(outbox_ids, self._index_budget())
+        except Exception:
+            log.warning(
+                "indexing at once failed; the outbox retries", exc_info=True, extra={"bank_id": bank_id}
+            )
+            return False
 
     async def search_turns(self, bank_id: str, query: str, where: TurnFilter, limit: int) -> list[ScoredTurn]:
         """Turns sharing keywords (English stems, Chinese characters and bigrams), ranked by BM25 times
@@ -188,8 +201,12 @@ class EpisodicMemory:
         token = encode_page_token(kind, _key_of_turn(items[-1])) if len(rows) > page_size else ""
         return Page(items, token)
 
-    async def update_turn(self, bank_id: str, turn_id: str, text: str, meta: RecordMeta | None) -> Updated:
-        """Supersede a turn: the new version (new id) links the old one, which is archived, not lost."""
+    async def update_turn(
+        self, bank_id: str, turn_id: str, text: str, meta: RecordMeta | None, index_now: bool = False
+    ) -> Updated:
+        """Supersede a turn: the new version (new id) links the old one, which is archived, not lost.
+
+        With ``index_now`` the semantic layer gets the change (new version in, old out) before returning."""
         old = await self.store.get_turn(bank_id, turn_id)
         new_meta = meta if meta is not None else old.meta
         provenance = (turn_id, *(i for i in new_meta.source_turn_ids if i != turn_id))
@@ -201,9 +218,10 @@ class EpisodicMemory:
             speaker=old.speaker,
             meta=replace(new_meta, source_turn_ids=provenance, time=new_meta.time or self.clock()),
         )
-        stored = await self.store.update_turn(bank_id, turn_id, new)
-        self._wake_deliverer()
-        return Updated(stored, turn_id)
+        claim = self._claim(index_now, self.clock())
+        stored, outbox_ids = await self.store.update_turn(bank_id, turn_id, new, claim)
+        indexed = await self._deliver_now(bank_id, outbox_ids, claim)
+        return Updated(stored, turn_id, indexed)
 
     async def get_turns(self, bank_id: str, turn_ids: Sequence[str]) -> list[Turn]:
         """Turns by id, live or archived, in the order asked; unknown ids are left out."""

@@ -223,8 +223,12 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
         if request.text:
             check_text(request.text, "text")
         meta = RecordMeta.from_pb(request.meta, "meta") if request.HasField("meta") else None
-        updated = await self._memory.update_turn(request.bank_id, request.turn_id, request.text, meta)
-        return episodic_pb2.UpdateTurnResponse(turn=updated.turn.to_pb(), superseded_id=updated.superseded_id)
+        updated = await self._memory.update_turn(
+            request.bank_id, request.turn_id, request.text, meta, request.index_now
+        )
+        return episodic_pb2.UpdateTurnResponse(
+            turn=updated.turn.to_pb(), superseded_id=updated.superseded_id, indexed=updated.indexed
+        )
 
     async def RestoreTurns(
         self, request: episodic_pb2.RestoreTurnsRequest, context: grpc.aio.ServicerContext

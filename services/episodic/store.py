@@ -191,8 +191,12 @@ class EpisodicStore(Protocol):
         """Turns in (time, id) order (or its reverse), starting after ``after``."""
         ...
 
-    async def update_turn(self, bank_id: str, old_id: str, new: Turn) -> Turn:
-        """Store ``new`` and archive ``old_id``, linking it to its successor; NotFound for an unknown id."""
+    async def update_turn(
+        self, bank_id: str, old_id: str, new: Turn, claim_until: datetime | None = None
+    ) -> tuple[Turn, tuple[int, ...]]:
+        """Store ``new`` and archive ``old_id``, linking it to its successor; NotFound for an unknown id.
+
+        Returns the stored turn and its outbox entries (claimed until ``claim_until`` when given)."""
         ...
 
     async def get_turn(self, bank_id: str, turn_id: str) -> Turn:
@@ -784,7 +788,9 @@ class PostgresEpisodicStore:
         found = {turn.id: turn for turn in map(_turn_from_row, rows)}
         return [found[turn_id] for turn_id in dict.fromkeys(turn_ids) if turn_id in found]
 
-    async def update_turn(self, bank_id: str, old_id: str, new: Turn) -> Turn:
+    async def update_turn(
+        self, bank_id: str, old_id: str, new: Turn, claim_until: datetime | None = None
+    ) -> tuple[Turn, tuple[int, ...]]:
         lock = sql.SQL("SELECT archived_at FROM {turns} WHERE bank_id = %s AND id = %s FOR UPDATE").format(
             turns=self._turns
         )
@@ -809,10 +815,10 @@ class PostgresEpisodicStore:
                 )
             row = await (await conn.execute(insert, _turn_params(bank_id, new))).fetchone()
             await conn.execute(supersede, (new.id, bank_id, old_id))
-            await self._sync_turns(conn, bank_id, [old_id, new.id])
+            outbox = await self._sync_turns(conn, bank_id, [old_id, new.id], claim_until)
         if row is None:
             raise RuntimeError(f"turn {new.id!r} was not inserted")
-        return _turn_from_row(row)
+        return _turn_from_row(row), tuple(outbox)
 
     async def restore_turns(self, bank_id: str, turn_ids: Sequence[str]) -> int:
         statement = sql.SQL(

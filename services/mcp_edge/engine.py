@@ -685,39 +685,23 @@ class MemoryEngine:
         timeout = self.settings.write_timeout
         reply = await self.clients.episodic.call(
             "UpdateTurn",
-            episodic_pb2.UpdateTurnRequest(bank_id=bank_id, turn_id=turn_id, text=text, meta=meta),
+            episodic_pb2.UpdateTurnRequest(
+                bank_id=bank_id, turn_id=turn_id, text=text, meta=meta, index_now=True
+            ),
             timeout,
         )
-        new = reply.turn
-        record = semantic_pb2.SemanticRecord(
-            id=new.id,
-            kind=semantic_pb2.RECORD_KIND_TURN,
-            text=new.text,
-            speaker=new.speaker,
-            session_id=new.session_id,
-            meta=new.meta,
-        )
-        outcomes: list[object] = await asyncio.gather(
-            self.clients.semantic.call(
-                "Delete", semantic_pb2.DeleteRequest(bank_id=bank_id, ids=[reply.superseded_id]), timeout
-            ),
-            self.clients.semantic.call(
-                "Upsert", semantic_pb2.UpsertRequest(bank_id=bank_id, records=[record]), timeout
-            ),
-            self.clients.working.call(
+        # Episodic's outbox moves the semantic index (new version in, old out) before it answers; working
+        # memory is no outbox target for updates, so the old version leaves the session window here.
+        try:
+            await self.clients.working.call(
                 "ForgetTurns",
                 working_pb2.ForgetTurnsRequest(bank_id=bank_id, turn_ids=[reply.superseded_id]),
                 timeout,
-            ),
-            return_exceptions=True,
-        )
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):  # episodic holds the truth; the index catches up from it
-                log.warning(
-                    "layer update failed after the durable write", extra={"error": _describe(outcome)}
-                )
-        log.info("update", extra={"bank": bank_id, "superseded": reply.superseded_id, "new": new.id})
-        return new, reply.superseded_id, not isinstance(outcomes[1], BaseException)
+            )
+        except Exception as exc:  # episodic holds the truth; a stale window entry ages out
+            log.warning("layer update failed after the durable write", extra={"error": _describe(exc)})
+        log.info("update", extra={"bank": bank_id, "superseded": reply.superseded_id, "new": reply.turn.id})
+        return reply.turn, reply.superseded_id, reply.indexed
 
     async def get_turn(self, bank_id: str, turn_id: str) -> common_pb2.Turn | None:
         """A stored turn by id (live or archived), or None when the bank has none with that id."""

@@ -201,6 +201,31 @@ async def test_retaining_the_same_turn_twice_keeps_one_record_in_every_layer(
     assert [entry.turn.id for entry in context.turns] == ["k1"]
 
 
+async def test_an_update_moves_the_semantic_index_through_the_outbox_before_it_answers(
+    stubs: dict[str, object], unique_name: str
+) -> None:
+    memory: memory_pb2_grpc.MemoryServiceStub = stubs["memory"]  # type: ignore[assignment]
+    semantic: semantic_pb2_grpc.SemanticServiceStub = stubs["semantic"]  # type: ignore[assignment]
+    working: working_pb2_grpc.WorkingMemoryServiceStub = stubs["working"]  # type: ignore[assignment]
+    bank = unique_name
+    await memory.Retain(
+        memory_pb2.RetainRequest(bank_id=bank, turns=[turn("u1", "The standup is at nine in room Ada.")]),
+        timeout=TIMEOUT,
+    )
+    moved = "The standup moved to ten in room Babbage."
+    updated = await memory.Update(
+        memory_pb2.UpdateRequest(bank_id=bank, turn_id="u1", text=moved), timeout=TIMEOUT
+    )
+    assert updated.superseded_id == "u1" and updated.indexed
+    # no waiting: the new version is searchable by meaning and the old one is gone from the index
+    found = await semantic_ids(semantic, bank, "when and where is the standup?")
+    assert updated.turn.id in found and "u1" not in found
+    context = await working.GetContext(
+        working_pb2.GetContextRequest(bank_id=bank, session_id="s1"), timeout=TIMEOUT
+    )
+    assert "u1" not in [entry.turn.id for entry in context.turns]
+
+
 async def test_a_purge_leaves_no_trace_in_any_layer(
     stubs: dict[str, object], mesh_layers: LayerAddresses, database_url: str, redis_url: str, unique_name: str
 ) -> None:

@@ -177,24 +177,28 @@ class ForgetTurnsResponse(_message.Message):
     def __init__(self, forgotten_count: _Optional[int] = ...) -> None: ...
 
 class UpdateTurnRequest(_message.Message):
-    __slots__ = ("bank_id", "turn_id", "text", "meta")
+    __slots__ = ("bank_id", "turn_id", "text", "meta", "index_now")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     META_FIELD_NUMBER: _ClassVar[int]
+    INDEX_NOW_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     turn_id: str
     text: str
     meta: _common_pb2.RecordMeta
-    def __init__(self, bank_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., text: _Optional[str] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ...) -> None: ...
+    index_now: bool
+    def __init__(self, bank_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., text: _Optional[str] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., index_now: _Optional[bool] = ...) -> None: ...
 
 class UpdateTurnResponse(_message.Message):
-    __slots__ = ("turn", "superseded_id")
+    __slots__ = ("turn", "superseded_id", "indexed")
     TURN_FIELD_NUMBER: _ClassVar[int]
     SUPERSEDED_ID_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_FIELD_NUMBER: _ClassVar[int]
     turn: _common_pb2.Turn
     superseded_id: str
-    def __init__(self, turn: _Optional[_Union[_common_pb2.Turn, _Mapping]] = ..., superseded_id: _Optional[str] = ...) -> None: ...
+    indexed: bool
+    def __init__(self, turn: _Optional[_Union[_common_pb2.Turn, _Mapping]] = ..., superseded_id: _Optional[str] = ..., indexed: _Optional[bool] = ...) -> None: ...
 
 class RestoreTurnsRequest(_message.Message):
     __slots__ = ("bank_id", "turn_ids")
