@@ -99,7 +99,7 @@ async def _maintain(args: argparse.Namespace) -> int:
             for reason in reply.skipped:
                 print(f"  skipped: {reason}", flush=True)
         if not args.json:
-            print(f"maintained {len(banks)} banks", flush=True)
+            print(f"maintained {len(banks)} bank{'' if len(banks) == 1 else 's'}", flush=True)
         return 0
     finally:
         await client.close()
