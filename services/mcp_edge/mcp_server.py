@@ -8,9 +8,10 @@ bad input. Over HTTP, a bearer token must grant the bank a call names.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -352,6 +353,15 @@ def _tool_error(exc: HindsightError | grpc.aio.AioRpcError) -> ToolError:
     return ToolError(f"{exc.code.name}: {exc}")
 
 
+@contextlib.contextmanager
+def _tool_errors() -> Iterator[None]:
+    """Inside a tool: a validation or layer error becomes the tool error :func:`_tool_error` makes."""
+    try:
+        yield
+    except (HindsightError, grpc.aio.AioRpcError) as exc:
+        raise _tool_error(exc) from exc
+
+
 def _window(since: datetime | None, until: datetime | None) -> TimeRange:
     if since and until and since >= until:
         raise ToolError("`since` must be before `until`")
@@ -398,7 +408,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         bank: BankArg = None,
     ) -> RetainOutput:
         """Store what was said or done, so later recalls can find it. Give `text` for one turn or `turns`."""
-        try:
+        with _tool_errors():
             bank_id = access.bank(bank, ctx)
             if (text is None) == (turns is None):
                 raise ToolError("give exactly one of `text` or `turns`")
@@ -424,8 +434,6 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
                 [_to_turn(i, session_id, field.format(n)) for n, i in enumerate(inputs)],
                 front="mcp",
             )
-        except (HindsightError, grpc.aio.AioRpcError) as exc:
-            raise _tool_error(exc) from exc
         return RetainOutput(
             turn_ids=list(result.turn_ids), duplicate_count=result.duplicate_count, indexed=result.indexed
         )
@@ -481,7 +489,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         bank: BankArg = None,
     ) -> RecallOutput:
         """Find what is relevant now across working, episodic, semantic and reflective memory."""
-        try:
+        with _tool_errors():
             bank_id = access.bank(bank, ctx)
             chosen = tuple(dict.fromkeys(LayerName(name) for name in layers)) if layers else ALL_LAYERS
             result = await engine.recall(
@@ -499,8 +507,6 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
                     reference_time=as_utc(now),
                 )
             )
-        except (HindsightError, grpc.aio.AioRpcError) as exc:
-            raise _tool_error(exc) from exc
         return recall_output(result)
 
     @server.tool(annotations=_hints("List recent memories", read_only=True, idempotent=True))
@@ -518,7 +524,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         bank: BankArg = None,
     ) -> ListRecentOutput:
         """The newest stored turns, newest first (what was said lately, with ids to update or forget)."""
-        try:
+        with _tool_errors():
             reply = await engine.list_recent(
                 access.bank(bank, ctx),
                 limit=limit,
@@ -527,8 +533,6 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
                 include_archived=include_archived,
                 page_token=page_token,
             )
-        except (HindsightError, grpc.aio.AioRpcError) as exc:
-            raise _tool_error(exc) from exc
         return ListRecentOutput(
             turns=[_turn_output(t) for t in reply.turns], next_page_token=reply.next_page_token
         )
@@ -545,7 +549,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         bank: BankArg = None,
     ) -> UpdateOutput:
         """Correct a stored turn: the new version gets a new id and the old one is archived (recoverable)."""
-        try:
+        with _tool_errors():
             bank_id = access.bank(bank, ctx)
             if text is None and tags is None and importance is None:
                 raise ToolError("give at least one of `text`, `tags` or `importance`")
@@ -564,8 +568,6 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
             new, superseded, indexed = await engine.update(
                 bank_id, turn_id, text=check_text(text, "text") if text else "", meta=meta
             )
-        except (HindsightError, grpc.aio.AioRpcError) as exc:
-            raise _tool_error(exc) from exc
         return UpdateOutput(turn=_turn_output(new), superseded_id=superseded, indexed=indexed)
 
     @server.tool(annotations=_hints("Write an episode"))
@@ -588,7 +590,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         bank: BankArg = None,
     ) -> EpisodeOutput:
         """Record what happened in a finished task (situation, action, outcome, lesson) for reflection."""
-        try:
+        with _tool_errors():
             bank_id = access.bank(bank, ctx)
             result = {
                 None: episodic_pb2.OUTCOME_UNSPECIFIED,
@@ -615,8 +617,6 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
                     meta=meta.to_pb(),
                 ),
             )
-        except (HindsightError, grpc.aio.AioRpcError) as exc:
-            raise _tool_error(exc) from exc
         return EpisodeOutput(episode_id=stored.id)
 
     @server.tool(annotations=_hints("Reflect on finished work", idempotent=True))
@@ -628,10 +628,8 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         bank: BankArg = None,
     ) -> ReflectOutput:
         """Draw lessons from finished episodes, so the next similar task starts wiser."""
-        try:
+        with _tool_errors():
             reply = await engine.reflect(access.bank(bank, ctx), session_id)
-        except (HindsightError, grpc.aio.AioRpcError) as exc:
-            raise _tool_error(exc) from exc
         return ReflectOutput(lessons=_lesson_outputs(reply.lessons), episodes_read=reply.episodes_read)
 
     @server.tool(annotations=_hints("Forget memories", destructive=True, idempotent=True))
@@ -657,7 +655,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
     ) -> ForgetOutput:
         """Archive turns (recoverable), named by id or selected by session, tags and time; every filter
         given must match. With `hard`, the named turns are deleted for good instead."""
-        try:
+        with _tool_errors():
             window = _window(since, until)
             turn_filter = episodic_pb2.TurnFilter(
                 session_id=session_id, tags=list(check_tags(list(tags or ())))
@@ -667,8 +665,6 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
             result = await engine.forget(
                 access.bank(bank, ctx), list(turn_ids or ()), hard=hard, turn_filter=turn_filter
             )
-        except (HindsightError, grpc.aio.AioRpcError) as exc:
-            raise _tool_error(exc) from exc
         return ForgetOutput(
             forgotten_count=result.forgotten_count,
             unindexed_count=result.unindexed_count,
@@ -692,10 +688,8 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         """Delete for good (privacy): turns and episodes by id, a whole session, or the whole bank, with
         everything derived from them in every layer. Give exactly one of `ids`, `session_id`, `whole_bank`.
         This cannot be undone."""
-        try:
+        with _tool_errors():
             result = await engine.purge(access.bank(bank, ctx), list(ids or ()), session_id, whole_bank)
-        except (HindsightError, grpc.aio.AioRpcError) as exc:
-            raise _tool_error(exc) from exc
         return PurgeOutput(
             turn_count=result.turn_count,
             episode_count=result.episode_count,
@@ -714,10 +708,8 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
     ) -> CompressOutput:
         """Replace the oldest turns of a session's working memory by summaries that keep decisions, numbers,
         names and open tasks; the turns themselves stay in episodic memory."""
-        try:
+        with _tool_errors():
             reply = await engine.compress(access.bank(bank, ctx), session_id)
-        except (HindsightError, grpc.aio.AioRpcError) as exc:
-            raise _tool_error(exc) from exc
         return CompressOutput(
             group_count=reply.group_count,
             summarised_turn_count=reply.summarised_turn_count,
@@ -735,10 +727,8 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         bank: BankArg = None,
     ) -> CloseSessionOutput:
         """End a session: drop its working memory (episodic memory keeps every turn) and reflect on it."""
-        try:
+        with _tool_errors():
             result = await engine.close_session(access.bank(bank, ctx), session_id)
-        except (HindsightError, grpc.aio.AioRpcError) as exc:
-            raise _tool_error(exc) from exc
         return CloseSessionOutput(
             closed=result.closed,
             turn_count=result.turn_count,
