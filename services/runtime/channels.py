@@ -7,7 +7,8 @@ deadline, so a chain of calls never outlives the request that started it.
 from __future__ import annotations
 
 import time
-from typing import Any, Generic, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, Protocol, TypeVar
 
 import grpc
 
@@ -16,6 +17,15 @@ from hindsight.runtime.interceptors import REQUEST_ID_HEADER
 from hindsight.runtime.logs import deadline_var, request_id_var
 
 StubT = TypeVar("StubT")
+
+
+class Companion(Protocol):
+    """Something that lives as long as one client's channel (an open stream) and closes with it."""
+
+    def close(self) -> Awaitable[None]: ...
+
+
+CompanionT = TypeVar("CompanionT", bound=Companion)
 
 _CHANNEL_OPTIONS = (
     ("grpc.max_receive_message_length", 64 * 1024 * 1024),
@@ -56,14 +66,23 @@ class LayerClient(Generic[StubT]):
         self._token = token
         self._channel = grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS + options)
         self.stub: StubT = stub_class(self._channel)  # type: ignore[call-arg]
+        self._companions: dict[str, Companion] = {}
+
+    def companion(self, name: str, make: Callable[[LayerClient[StubT]], CompanionT]) -> CompanionT:
+        """The one ``name`` companion of this client, made on first use; closed by :meth:`close`."""
+        if name not in self._companions:
+            self._companions[name] = make(self)
+        return self._companions[name]  # type: ignore[return-value]
+
+    def stream_metadata(self) -> tuple[tuple[str, str], ...]:
+        """What a long-lived stream opens with: the token only (its messages carry request ids)."""
+        return (("authorization", f"Bearer {self._token}"),) if self._token else ()
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         items = []
         if request_id := request_id_var.get():
             items.append((REQUEST_ID_HEADER, request_id))
-        if self._token:
-            items.append(("authorization", f"Bearer {self._token}"))
-        return tuple(items)
+        return tuple(items) + self.stream_metadata()
 
     async def call(self, method: str, request: Any, timeout: float | None = None) -> Any:
         """Invoke ``stub.<method>(request)`` with a deadline; UNAVAILABLE becomes :class:`Unavailable`."""
@@ -77,5 +96,8 @@ class LayerClient(Generic[StubT]):
             raise
 
     async def close(self) -> None:
-        """Close the channel."""
+        """Close the companions, then the channel."""
+        for companion in self._companions.values():
+            await companion.close()
+        self._companions.clear()
         await self._channel.close()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -20,6 +21,14 @@ log = logging.getLogger("hindsight.access")
 REQUEST_ID_HEADER = "x-request-id"
 _UNGUARDED_PREFIXES = ("/grpc.health.", "/grpc.reflection.")
 
+BankCheck = Callable[[str], None]
+stream_bank_check: contextvars.ContextVar[BankCheck | None] = contextvars.ContextVar(
+    "stream_bank_check", default=None
+)
+"""Inside a guarded stream: checks one message's bank against the stream's token (raises
+:class:`HindsightError`). Messages of a stream name their banks one by one, so the handler checks each
+and answers a refused one in-band; a stream handler that finds no check here must refuse to serve."""
+
 
 def _metadata(context: grpc.aio.ServicerContext, key: str) -> str | None:
     for item in context.invocation_metadata() or ():
@@ -29,11 +38,12 @@ def _metadata(context: grpc.aio.ServicerContext, key: str) -> str | None:
 
 
 class ServiceInterceptor(grpc.aio.ServerInterceptor):
-    """Wraps every unary call of a service.
+    """Wraps every unary call and bidirectional stream of a service.
 
     Sets the log context, checks that the bearer token grants the request's ``bank_id``, turns
     :class:`HindsightError` into its status and anything else into INTERNAL (logged with a stack
-    trace), and writes one access-log line with the latency.
+    trace), and writes one access-log line with the latency. A stream's token is checked when it opens;
+    its messages' banks are checked by the handler through :data:`stream_bank_check`.
     """
 
     def __init__(self, grants: Grants) -> None:
@@ -46,7 +56,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
         method = handler_call_details.method
-        if handler is None or handler.unary_unary is None or method.startswith(_UNGUARDED_PREFIXES):
+        if handler is None or method.startswith(_UNGUARDED_PREFIXES):
+            return handler
+        if handler.stream_stream is not None:
+            return self._guard_stream(handler, method)
+        if handler.unary_unary is None:
             return handler
         inner = handler.unary_unary
 
@@ -90,6 +104,52 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 deadline_var.reset(deadline_token)
 
         return grpc.unary_unary_rpc_method_handler(
+            guarded,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+    def _guard_stream(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        inner = handler.stream_stream
+
+        async def guarded(
+            requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[Any]:
+            request_id = _metadata(context, REQUEST_ID_HEADER) or uuid.uuid4().hex
+            token = bearer(_metadata(context, "authorization"))
+
+            def check(bank: str) -> None:
+                check_bank_id(bank)
+                self.grants.check(token, bank)
+
+            tokens = [request_id_var.set(request_id), method_var.set(method)]
+            check_token = stream_bank_check.set(check)
+            started = time.perf_counter()
+            code = grpc.StatusCode.OK
+            try:
+                self.grants.authenticate(token)
+                async for reply in inner(requests, context):
+                    yield reply
+            except HindsightError as exc:
+                code = exc.code
+                await context.abort(exc.code, str(exc))
+            except grpc.aio.AbortError:
+                code = getattr(context, "code", lambda: None)() or grpc.StatusCode.UNKNOWN
+                raise
+            except Exception:
+                code = grpc.StatusCode.INTERNAL
+                log.exception("unhandled error in a stream")
+                await context.abort(grpc.StatusCode.INTERNAL, f"internal error (request id {request_id})")
+            finally:
+                log.info(
+                    "stream",
+                    extra={"code": code.name, "latency_ms": round((time.perf_counter() - started) * 1000, 2)},
+                )
+                request_id_var.reset(tokens[0])
+                method_var.reset(tokens[1])
+                stream_bank_check.reset(check_token)
+
+        return grpc.stream_stream_rpc_method_handler(
             guarded,
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,

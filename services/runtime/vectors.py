@@ -14,6 +14,7 @@ import numpy as np
 
 from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
 from hindsight.runtime.channels import LayerClient
+from hindsight.runtime.embed_stream import EmbedStreamClient
 from hindsight.runtime.errors import Unavailable
 
 PACKED_DTYPES: dict[int, np.dtype] = {
@@ -63,6 +64,11 @@ EMBED_BATCH = 128
 """Texts per Embed call from a layer: under the inference layer's default limit (256), large enough to
 keep its model busy."""
 
+STREAM_MAX_TEXTS = 16
+"""Requests of up to this many texts go as messages on the shared EmbedStream: for them the per-call cost
+of a unary call is a large share of the model's. Larger ones go as unary calls (they would hold the
+stream's answers up, and their call cost is spread over many texts)."""
+
 
 @dataclass(frozen=True)
 class Embedded:
@@ -98,7 +104,10 @@ async def embed_texts(
             purpose=purpose,
             encoding=inference_pb2.VECTOR_ENCODING_FLOAT32,
         )
-        reply = await client.call("Embed", request)
+        if len(batch) <= STREAM_MAX_TEXTS:
+            reply = await client.companion("embed-stream", EmbedStreamClient).embed(request)
+        else:
+            reply = await client.call("Embed", request)
         if served and reply.model != served:
             raise Unavailable(f"inference layer switched models from {served!r} to {reply.model!r}")
         served = reply.model

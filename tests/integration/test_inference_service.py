@@ -265,6 +265,9 @@ async def test_the_inference_bench_measures_every_mode_against_a_real_service_pr
     figures = await bench.measure(args)
     for key in ("raw_per_s", "service_batch_per_s", "service_concurrent_per_s", "p50_ms", "p95_ms", "rss_mb"):
         assert figures[key] > 0, key
+    for key in ("service_stream_per_s", "stream_p50_ms", "stream_service_cpu_ms_per_text"):
+        assert figures[key] > 0, key
+    assert 0 < figures["stream_vs_batch_p25"] <= figures["stream_vs_batch_p75"]
     assert figures["raw_one_run_per_s"] > 0  # two runs: the one-run baseline is measured too
     assert (figures["runs"], figures["threads"], figures["encoding"]) == (2, 1, "float16")
     assert len(figures["rounds"]) == 2

@@ -267,3 +267,46 @@ def test_the_vector_cache_keeps_the_most_recently_used_rows_and_nothing_at_capac
     off = VectorCache(0)
     off.put("a", CachedRow(np.zeros(2), False))
     assert len(off) == 0
+
+
+async def test_texts_that_queued_during_a_run_go_in_the_next_run_without_waiting_for_company(
+    model: Embedder, executor: ThreadPoolExecutor
+) -> None:
+    gate = threading.Event()
+    seen: list[list[str]] = []
+
+    def held(texts: Sequence[str]) -> Embedded:
+        seen.append(list(texts))
+        if not gate.wait(timeout=20):
+            raise TimeoutError("the test never opened the gate")
+        return model.embed(texts)
+
+    # An idle model would hold a lone text for a minute; a full batch starts at once.
+    async with started(held, executor, max_batch_size=4, max_wait_ms=60_000) as batcher:
+        busy = asyncio.ensure_future(batcher.embed([f"fills the batch {i}" for i in range(4)]))
+        async with asyncio.timeout(20):
+            while not seen:
+                await asyncio.sleep(0.01)
+        queued = [asyncio.ensure_future(batcher.embed([f"queued during the run {i}"])) for i in range(3)]
+        await asyncio.sleep(0.05)
+        gate.set()
+        await busy
+        async with asyncio.timeout(20):  # a third of the minute an idle model would wait
+            answers = await asyncio.gather(*queued)
+    assert [len(batch) for batch in seen] == [4, 3]
+    assert all(answer.vectors.shape == (1, 512) for answer in answers)
+
+
+async def test_runs_happen_off_the_event_loop_thread_and_answers_come_back_on_it(
+    model: Embedder, executor: ThreadPoolExecutor
+) -> None:
+    threads: list[str] = []
+
+    def recording(texts: Sequence[str]) -> Embedded:
+        threads.append(threading.current_thread().name)
+        return model.embed(texts)
+
+    async with started(recording, executor) as batcher:
+        results = await asyncio.gather(*(batcher.embed([f"text {i}"]) for i in range(5)))
+    assert threads and threading.current_thread().name not in threads
+    assert all(result.vectors.shape == (1, 512) for result in results)

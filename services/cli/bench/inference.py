@@ -11,10 +11,13 @@ rotates (a noisy 2-core machine moves every figure by several percent between ro
   (the other way to spend the same cores); the overhead is taken against the faster of the two raws;
 * **service batch**: ``hindsight serve inference`` in its own process, ``Embed`` calls of ``--batch``
   texts one after the other over gRPC on loopback, each reply decoded into a float32 matrix;
-* **service concurrent**: the same service, ``--concurrency`` callers each sending one text per call
-  (the micro-batcher coalesces them).
+* **service concurrent**: the same service, ``--concurrency`` callers each sending one text per unary
+  ``Embed`` call (the micro-batcher coalesces them);
+* **service streamed**: ``--concurrency`` callers each sending one text per request as the layers do,
+  through the shared ``EmbedStream`` of one client (one stream message per request, answered by id).
 
-Per round, the overhead is ``1 - service_batch / raw`` and the coalescing ratio ``concurrent / batch``;
+Per round, the overhead is ``1 - service_batch / raw`` and the coalescing ratios ``concurrent / batch``
+and ``streamed / batch``;
 the medians of those per-round ratios are reported with their quartiles, beside the median throughputs.
 """
 
@@ -75,14 +78,18 @@ class Round:
     raw_one_run_per_s: float = 0.0
     service_batch_per_s: float = 0.0
     service_concurrent_per_s: float = 0.0
+    service_stream_per_s: float = 0.0
     raw_cpu_ms: float = 0.0
     """CPU time per text (all threads): a cost that other load on the machine moves far less than time."""
     batch_service_cpu_ms: float = 0.0
     batch_client_cpu_ms: float = 0.0
     concurrent_service_cpu_ms: float = 0.0
     concurrent_client_cpu_ms: float = 0.0
+    stream_service_cpu_ms: float = 0.0
+    stream_client_cpu_ms: float = 0.0
     batch_ms: list[float] = field(default_factory=list)
     concurrent_ms: list[float] = field(default_factory=list)
+    stream_ms: list[float] = field(default_factory=list)
 
     @property
     def overhead(self) -> float:
@@ -91,8 +98,13 @@ class Round:
 
     @property
     def coalescing(self) -> float:
-        """Single-text callers' throughput as a share of batched calls' in this round."""
+        """Single-text unary callers' throughput as a share of batched calls' in this round."""
         return self.service_concurrent_per_s / self.service_batch_per_s
+
+    @property
+    def stream_coalescing(self) -> float:
+        """Single-text callers on the shared stream, as a share of batched calls' throughput."""
+        return self.service_stream_per_s / self.service_batch_per_s
 
 
 def make_texts(count: int, seed: int = 13) -> list[str]:
@@ -221,6 +233,34 @@ async def _service_concurrent(
     return len(texts) / (time.perf_counter() - started)
 
 
+async def _service_streamed(
+    client: Any, model: str, texts: list[str], callers: int, encoding: int, latencies: list[float]
+) -> float:
+    """``callers`` single-text callers sharing one client's EmbedStream, as the layers embed a query."""
+    from hindsight.contracts.inference.v1 import inference_pb2
+    from hindsight.runtime.embed_stream import EmbedStreamClient
+    from hindsight.runtime.logs import request_id_var
+    from hindsight.runtime.vectors import reply_vectors
+
+    stream = client.companion("embed-stream", EmbedStreamClient)
+    pending = iter(texts)
+
+    async def caller() -> None:
+        for text in pending:
+            sent = time.perf_counter()
+            request_id_var.set(uuid.uuid4().hex)  # what a layer's call inside a request carries
+            reply = await stream.embed(
+                inference_pb2.EmbedRequest(bank_id="bench", texts=[text], model=model, encoding=encoding),
+                timeout=60,
+            )
+            reply_vectors(reply, 1)
+            latencies.append((time.perf_counter() - sent) * 1000)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(caller() for _ in range(callers)))
+    return len(texts) / (time.perf_counter() - started)
+
+
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Run every round and return the figures (the JSON keys of the issue, plus context)."""
     import grpc
@@ -229,6 +269,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     from hindsight.contracts.inference.v1 import inference_pb2_grpc
     from hindsight.inference.loading import load_models
     from hindsight.inference.settings import InferenceSettings
+    from hindsight.runtime.channels import LayerClient
     from hindsight.runtime.settings import load
 
     overrides = {"threads": args.threads} if args.threads else {}
@@ -253,10 +294,12 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     rounds: list[Round] = []
     async with running_service(env) as (address, pid), grpc.aio.insecure_channel(address) as channel:
         stub = inference_pb2_grpc.InferenceServiceStub(channel)
+        client = LayerClient(address, inference_pb2_grpc.InferenceServiceStub, default_timeout=60)
         service = psutil.Process(pid)
         warm = texts[: args.batch * 2]
-        await _service_batch(stub, embedder.name, warm, args.batch, encoding, [])  # warm the channel
+        await _service_batch(stub, embedder.name, warm, args.batch, encoding, [])  # warm the channels
         await _service_concurrent(stub, embedder.name, warm, args.concurrency, encoding, [])
+        await _service_streamed(client, embedder.name, warm, args.concurrency, encoding, [])
         for index in range(args.repeats):
             result = Round()
 
@@ -295,7 +338,14 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                 )
                 result.concurrent_client_cpu_ms, result.concurrent_service_cpu_ms = per_text(before)
 
-            modes = [raw, raw_one_run, batch, concurrent]
+            async def streamed(result: Round = result) -> None:
+                before = cpu()
+                result.service_stream_per_s = await _service_streamed(
+                    client, embedder.name, texts, args.concurrency, encoding, result.stream_ms
+                )
+                result.stream_client_cpu_ms, result.stream_service_cpu_ms = per_text(before)
+
+            modes = [raw, raw_one_run, batch, concurrent, streamed]
             for mode in modes[index % len(modes) :] + modes[: index % len(modes)]:
                 await mode()
             rounds.append(result)
@@ -303,16 +353,20 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                 f"round {index + 1}/{args.repeats}: raw {result.raw_per_s:.0f}/s, "
                 + (f"raw one run {result.raw_one_run_per_s:.0f}/s, " if one_run is not None else "")
                 + f"batch {result.service_batch_per_s:.0f}/s, "
-                f"concurrent {result.service_concurrent_per_s:.0f}/s "
-                f"(overhead {result.overhead:.1%}, concurrent/batch {result.coalescing:.1%})",
+                f"concurrent {result.service_concurrent_per_s:.0f}/s, "
+                f"streamed {result.service_stream_per_s:.0f}/s (overhead {result.overhead:.1%}, "
+                f"concurrent/batch {result.coalescing:.1%}, streamed/batch {result.stream_coalescing:.1%})",
                 file=sys.stderr,
             )
         service_rss = service.memory_info().rss / 2**20
+        await client.close()
     pool.shutdown()
     concurrent_ms = [ms for r in rounds for ms in r.concurrent_ms]
     batch_ms = [ms for r in rounds for ms in r.batch_ms]
+    stream_ms = [ms for r in rounds for ms in r.stream_ms]
     overheads = [r.overhead for r in rounds]
     coalescing = [r.coalescing for r in rounds]
+    stream_coalescing = [r.stream_coalescing for r in rounds]
     return {
         "raw_per_s": round(statistics.median(r.raw_per_s for r in rounds), 1),
         "service_batch_per_s": round(statistics.median(r.service_batch_per_s for r in rounds), 1),
@@ -320,6 +374,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "p50_ms": round(percentile(concurrent_ms, 0.50), 2),
         "p95_ms": round(percentile(concurrent_ms, 0.95), 2),
         "rss_mb": round(service_rss, 1),
+        "service_stream_per_s": round(statistics.median(r.service_stream_per_s for r in rounds), 1),
         "raw_one_run_per_s": round(statistics.median(r.raw_one_run_per_s for r in rounds), 1),
         **{
             f"{name}_cpu_ms_per_text": round(
@@ -331,10 +386,14 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                 "batch_client",
                 "concurrent_service",
                 "concurrent_client",
+                "stream_service",
+                "stream_client",
             )
         },
         "batch_p50_ms": round(percentile(batch_ms, 0.50), 2),
         "batch_p95_ms": round(percentile(batch_ms, 0.95), 2),
+        "stream_p50_ms": round(percentile(stream_ms, 0.50), 2),
+        "stream_p95_ms": round(percentile(stream_ms, 0.95), 2),
         "raw_process_rss_mb": round(psutil.Process().memory_info().rss / 2**20, 1),
         "service_overhead": round(statistics.median(overheads), 4),
         "service_overhead_p25": round(percentile(overheads, 0.25), 4),
@@ -342,6 +401,9 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "concurrent_vs_batch": round(statistics.median(coalescing), 4),
         "concurrent_vs_batch_p25": round(percentile(coalescing, 0.25), 4),
         "concurrent_vs_batch_p75": round(percentile(coalescing, 0.75), 4),
+        "stream_vs_batch": round(statistics.median(stream_coalescing), 4),
+        "stream_vs_batch_p25": round(percentile(stream_coalescing, 0.25), 4),
+        "stream_vs_batch_p75": round(percentile(stream_coalescing, 0.75), 4),
         "model": embedder.name,
         "texts": args.texts,
         "batch": args.batch,
@@ -357,6 +419,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                 **{k: round(v, 1) for k, v in asdict(r).items() if isinstance(v, float)},
                 "overhead": round(r.overhead, 4),
                 "concurrent_vs_batch": round(r.coalescing, 4),
+                "stream_vs_batch": round(r.stream_coalescing, 4),
             }
             for r in rounds
         ],
@@ -381,24 +444,35 @@ def run(args: argparse.Namespace) -> int:
         f"p50 {figures['batch_p50_ms']:.1f} ms  p95 {figures['batch_p95_ms']:.1f} ms"
     )
     print(
-        f"  service, {args.concurrency} single-text callers  "
+        f"  service, {args.concurrency} single-text callers, unary     "
         f"{figures['service_concurrent_per_s']:>8.1f} texts/s  "
         f"p50 {figures['p50_ms']:.1f} ms  p95 {figures['p95_ms']:.1f} ms"
+    )
+    print(
+        f"  service, {args.concurrency} single-text callers, stream    "
+        f"{figures['service_stream_per_s']:>8.1f} texts/s  "
+        f"p50 {figures['stream_p50_ms']:.1f} ms  p95 {figures['stream_p95_ms']:.1f} ms"
     )
     print(
         f"  service overhead at batch {args.batch}: {figures['service_overhead']:.1%} "
         f"(quartiles {figures['service_overhead_p25']:.1%} .. {figures['service_overhead_p75']:.1%})"
     )
     print(
-        f"  {args.concurrency} callers / batched: {figures['concurrent_vs_batch']:.1%} "
+        f"  {args.concurrency} unary callers / batched: {figures['concurrent_vs_batch']:.1%} "
         f"(quartiles {figures['concurrent_vs_batch_p25']:.1%} .. {figures['concurrent_vs_batch_p75']:.1%})"
+    )
+    print(
+        f"  {args.concurrency} stream callers / batched: {figures['stream_vs_batch']:.1%} "
+        f"(quartiles {figures['stream_vs_batch_p25']:.1%} .. {figures['stream_vs_batch_p75']:.1%})"
     )
     print(
         f"  CPU ms per text (service + client): raw {figures['raw_cpu_ms_per_text']:.2f}, "
         f"batch {figures['batch_service_cpu_ms_per_text']:.2f} + "
         f"{figures['batch_client_cpu_ms_per_text']:.2f}, "
         f"{args.concurrency} callers {figures['concurrent_service_cpu_ms_per_text']:.2f} + "
-        f"{figures['concurrent_client_cpu_ms_per_text']:.2f}"
+        f"{figures['concurrent_client_cpu_ms_per_text']:.2f} (unary), "
+        f"{figures['stream_service_cpu_ms_per_text']:.2f} + "
+        f"{figures['stream_client_cpu_ms_per_text']:.2f} (stream)"
     )
     print(
         f"  RSS: service {figures['rss_mb']:.0f} MB, "

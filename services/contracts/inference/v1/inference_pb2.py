@@ -24,31 +24,41 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&hindsight/inference/v1/inference.proto\x12\x16hindsight.inference.v1\"\xae\x01\n\x0c\x45mbedRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05texts\x18\x02 \x03(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x35\n\x07purpose\x18\x04 \x01(\x0e\x32$.hindsight.inference.v1.EmbedPurpose\x12\x38\n\x08\x65ncoding\x18\x05 \x01(\x0e\x32&.hindsight.inference.v1.VectorEncoding\"\x1b\n\tEmbedding\x12\x0e\n\x06values\x18\x01 \x03(\x02\"\xce\x01\n\rEmbedResponse\x12\x35\n\nembeddings\x18\x01 \x03(\x0b\x32!.hindsight.inference.v1.Embedding\x12\r\n\x05model\x18\x02 \x01(\t\x12\x11\n\tdimension\x18\x03 \x01(\r\x12\x19\n\x11truncated_indices\x18\x04 \x03(\r\x12\x0f\n\x07vectors\x18\x05 \x01(\x0c\x12\x38\n\x08\x65ncoding\x18\x06 \x01(\x0e\x32&.hindsight.inference.v1.VectorEncoding\"!\n\x10ModelInfoRequest\x12\r\n\x05model\x18\x01 \x01(\t\"\x81\x01\n\x11ModelInfoResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tdimension\x18\x02 \x01(\r\x12\x12\n\nmax_length\x18\x03 \x01(\r\x12\x14\n\x0c\x63ontent_hash\x18\x04 \x01(\t\x12\x0e\n\x06models\x18\x05 \x03(\t\x12\x11\n\trerankers\x18\x06 \x03(\t\"Q\n\rRerankRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\x11\n\tdocuments\x18\x03 \x03(\t\x12\r\n\x05model\x18\x04 \x01(\t\"J\n\x0eRerankResponse\x12\x0e\n\x06scores\x18\x01 \x03(\x02\x12\r\n\x05model\x18\x02 \x01(\t\x12\x19\n\x11truncated_indices\x18\x03 \x03(\r*a\n\x0c\x45mbedPurpose\x12\x1d\n\x19\x45MBED_PURPOSE_UNSPECIFIED\x10\x00\x12\x17\n\x13\x45MBED_PURPOSE_QUERY\x10\x01\x12\x19\n\x15\x45MBED_PURPOSE_PASSAGE\x10\x02*k\n\x0eVectorEncoding\x12\x1f\n\x1bVECTOR_ENCODING_UNSPECIFIED\x10\x00\x12\x1b\n\x17VECTOR_ENCODING_FLOAT32\x10\x01\x12\x1b\n\x17VECTOR_ENCODING_FLOAT16\x10\x02\x32\xa3\x02\n\x10InferenceService\x12T\n\x05\x45mbed\x12$.hindsight.inference.v1.EmbedRequest\x1a%.hindsight.inference.v1.EmbedResponse\x12`\n\tModelInfo\x12(.hindsight.inference.v1.ModelInfoRequest\x1a).hindsight.inference.v1.ModelInfoResponse\x12W\n\x06Rerank\x12%.hindsight.inference.v1.RerankRequest\x1a&.hindsight.inference.v1.RerankResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&hindsight/inference/v1/inference.proto\x12\x16hindsight.inference.v1\"\xae\x01\n\x0c\x45mbedRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05texts\x18\x02 \x03(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x35\n\x07purpose\x18\x04 \x01(\x0e\x32$.hindsight.inference.v1.EmbedPurpose\x12\x38\n\x08\x65ncoding\x18\x05 \x01(\x0e\x32&.hindsight.inference.v1.VectorEncoding\"\x1b\n\tEmbedding\x12\x0e\n\x06values\x18\x01 \x03(\x02\"\xce\x01\n\rEmbedResponse\x12\x35\n\nembeddings\x18\x01 \x03(\x0b\x32!.hindsight.inference.v1.Embedding\x12\r\n\x05model\x18\x02 \x01(\t\x12\x11\n\tdimension\x18\x03 \x01(\r\x12\x19\n\x11truncated_indices\x18\x04 \x03(\r\x12\x0f\n\x07vectors\x18\x05 \x01(\x0c\x12\x38\n\x08\x65ncoding\x18\x06 \x01(\x0e\x32&.hindsight.inference.v1.VectorEncoding\"L\n\x12\x45mbedStreamRequest\x12\x36\n\x05items\x18\x01 \x03(\x0b\x32\'.hindsight.inference.v1.EmbedStreamItem\"h\n\x0f\x45mbedStreamItem\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x35\n\x07request\x18\x02 \x01(\x0b\x32$.hindsight.inference.v1.EmbedRequest\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"Q\n\x13\x45mbedStreamResponse\x12:\n\x07\x61nswers\x18\x01 \x03(\x0b\x32).hindsight.inference.v1.EmbedStreamAnswer\"\x9c\x01\n\x11\x45mbedStreamAnswer\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x36\n\x05reply\x18\x02 \x01(\x0b\x32%.hindsight.inference.v1.EmbedResponseH\x00\x12\x39\n\x05\x65rror\x18\x03 \x01(\x0b\x32(.hindsight.inference.v1.EmbedStreamErrorH\x00\x42\x08\n\x06result\"1\n\x10\x45mbedStreamError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\r\x12\x0f\n\x07message\x18\x02 \x01(\t\"!\n\x10ModelInfoRequest\x12\r\n\x05model\x18\x01 \x01(\t\"\x81\x01\n\x11ModelInfoResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tdimension\x18\x02 \x01(\r\x12\x12\n\nmax_length\x18\x03 \x01(\r\x12\x14\n\x0c\x63ontent_hash\x18\x04 \x01(\t\x12\x0e\n\x06models\x18\x05 \x03(\t\x12\x11\n\trerankers\x18\x06 \x03(\t\"Q\n\rRerankRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\x11\n\tdocuments\x18\x03 \x03(\t\x12\r\n\x05model\x18\x04 \x01(\t\"J\n\x0eRerankResponse\x12\x0e\n\x06scores\x18\x01 \x03(\x02\x12\r\n\x05model\x18\x02 \x01(\t\x12\x19\n\x11truncated_indices\x18\x03 \x03(\r*a\n\x0c\x45mbedPurpose\x12\x1d\n\x19\x45MBED_PURPOSE_UNSPECIFIED\x10\x00\x12\x17\n\x13\x45MBED_PURPOSE_QUERY\x10\x01\x12\x19\n\x15\x45MBED_PURPOSE_PASSAGE\x10\x02*k\n\x0eVectorEncoding\x12\x1f\n\x1bVECTOR_ENCODING_UNSPECIFIED\x10\x00\x12\x1b\n\x17VECTOR_ENCODING_FLOAT32\x10\x01\x12\x1b\n\x17VECTOR_ENCODING_FLOAT16\x10\x02\x32\x8f\x03\n\x10InferenceService\x12T\n\x05\x45mbed\x12$.hindsight.inference.v1.EmbedRequest\x1a%.hindsight.inference.v1.EmbedResponse\x12j\n\x0b\x45mbedStream\x12*.hindsight.inference.v1.EmbedStreamRequest\x1a+.hindsight.inference.v1.EmbedStreamResponse(\x01\x30\x01\x12`\n\tModelInfo\x12(.hindsight.inference.v1.ModelInfoRequest\x1a).hindsight.inference.v1.ModelInfoResponse\x12W\n\x06Rerank\x12%.hindsight.inference.v1.RerankRequest\x1a&.hindsight.inference.v1.RerankResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'hindsight.inference.v1.inference_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_EMBEDPURPOSE']._serialized_start=807
-  _globals['_EMBEDPURPOSE']._serialized_end=904
-  _globals['_VECTORENCODING']._serialized_start=906
-  _globals['_VECTORENCODING']._serialized_end=1013
+  _globals['_EMBEDPURPOSE']._serialized_start=1284
+  _globals['_EMBEDPURPOSE']._serialized_end=1381
+  _globals['_VECTORENCODING']._serialized_start=1383
+  _globals['_VECTORENCODING']._serialized_end=1490
   _globals['_EMBEDREQUEST']._serialized_start=67
   _globals['_EMBEDREQUEST']._serialized_end=241
   _globals['_EMBEDDING']._serialized_start=243
   _globals['_EMBEDDING']._serialized_end=270
   _globals['_EMBEDRESPONSE']._serialized_start=273
   _globals['_EMBEDRESPONSE']._serialized_end=479
-  _globals['_MODELINFOREQUEST']._serialized_start=481
-  _globals['_MODELINFOREQUEST']._serialized_end=514
-  _globals['_MODELINFORESPONSE']._serialized_start=517
-  _globals['_MODELINFORESPONSE']._serialized_end=646
-  _globals['_RERANKREQUEST']._serialized_start=648
-  _globals['_RERANKREQUEST']._serialized_end=729
-  _globals['_RERANKRESPONSE']._serialized_start=731
-  _globals['_RERANKRESPONSE']._serialized_end=805
-  _globals['_INFERENCESERVICE']._serialized_start=1016
-  _globals['_INFERENCESERVICE']._serialized_end=1307
+  _globals['_EMBEDSTREAMREQUEST']._serialized_start=481
+  _globals['_EMBEDSTREAMREQUEST']._serialized_end=557
+  _globals['_EMBEDSTREAMITEM']._serialized_start=559
+  _globals['_EMBEDSTREAMITEM']._serialized_end=663
+  _globals['_EMBEDSTREAMRESPONSE']._serialized_start=665
+  _globals['_EMBEDSTREAMRESPONSE']._serialized_end=746
+  _globals['_EMBEDSTREAMANSWER']._serialized_start=749
+  _globals['_EMBEDSTREAMANSWER']._serialized_end=905
+  _globals['_EMBEDSTREAMERROR']._serialized_start=907
+  _globals['_EMBEDSTREAMERROR']._serialized_end=956
+  _globals['_MODELINFOREQUEST']._serialized_start=958
+  _globals['_MODELINFOREQUEST']._serialized_end=991
+  _globals['_MODELINFORESPONSE']._serialized_start=994
+  _globals['_MODELINFORESPONSE']._serialized_end=1123
+  _globals['_RERANKREQUEST']._serialized_start=1125
+  _globals['_RERANKREQUEST']._serialized_end=1206
+  _globals['_RERANKRESPONSE']._serialized_start=1208
+  _globals['_RERANKRESPONSE']._serialized_end=1282
+  _globals['_INFERENCESERVICE']._serialized_start=1493
+  _globals['_INFERENCESERVICE']._serialized_end=1892
 # @@protoc_insertion_point(module_scope)

@@ -61,6 +61,46 @@ class EmbedResponse(_message.Message):
     encoding: VectorEncoding
     def __init__(self, embeddings: _Optional[_Iterable[_Union[Embedding, _Mapping]]] = ..., model: _Optional[str] = ..., dimension: _Optional[int] = ..., truncated_indices: _Optional[_Iterable[int]] = ..., vectors: _Optional[bytes] = ..., encoding: _Optional[_Union[VectorEncoding, str]] = ...) -> None: ...
 
+class EmbedStreamRequest(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[EmbedStreamItem]
+    def __init__(self, items: _Optional[_Iterable[_Union[EmbedStreamItem, _Mapping]]] = ...) -> None: ...
+
+class EmbedStreamItem(_message.Message):
+    __slots__ = ("id", "request", "request_id")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    request: EmbedRequest
+    request_id: str
+    def __init__(self, id: _Optional[int] = ..., request: _Optional[_Union[EmbedRequest, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class EmbedStreamResponse(_message.Message):
+    __slots__ = ("answers",)
+    ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    answers: _containers.RepeatedCompositeFieldContainer[EmbedStreamAnswer]
+    def __init__(self, answers: _Optional[_Iterable[_Union[EmbedStreamAnswer, _Mapping]]] = ...) -> None: ...
+
+class EmbedStreamAnswer(_message.Message):
+    __slots__ = ("id", "reply", "error")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    REPLY_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    reply: EmbedResponse
+    error: EmbedStreamError
+    def __init__(self, id: _Optional[int] = ..., reply: _Optional[_Union[EmbedResponse, _Mapping]] = ..., error: _Optional[_Union[EmbedStreamError, _Mapping]] = ...) -> None: ...
+
+class EmbedStreamError(_message.Message):
+    __slots__ = ("code", "message")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
+
 class ModelInfoRequest(_message.Message):
     __slots__ = ("model",)
     MODEL_FIELD_NUMBER: _ClassVar[int]

@@ -40,6 +40,11 @@ class InferenceServiceStub:
                 request_serializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.EmbedRequest.SerializeToString,
                 response_deserializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.EmbedResponse.FromString,
                 _registered_method=True)
+        self.EmbedStream = channel.stream_stream(
+                '/hindsight.inference.v1.InferenceService/EmbedStream',
+                request_serializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.EmbedStreamRequest.SerializeToString,
+                response_deserializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.EmbedStreamResponse.FromString,
+                _registered_method=True)
         self.ModelInfo = channel.unary_unary(
                 '/hindsight.inference.v1.InferenceService/ModelInfo',
                 request_serializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.ModelInfoRequest.SerializeToString,
@@ -58,6 +63,16 @@ class InferenceServiceServicer:
 
     def Embed(self, request, context):
         """Embeds texts with the named (or default) model.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EmbedStream(self, request_iterator, context):
+        """Embeds many requests over one long-lived stream: each request (checked as Embed checks it) is answered
+        by id as soon as its vectors are ready, not necessarily in order. For callers that embed a query or a
+        turn at a time: a stream message costs both sides about a third of a unary call, requests and answers
+        ready together share a message, and texts from every stream and call share the model's batches.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -84,6 +99,11 @@ def add_InferenceServiceServicer_to_server(servicer, server):
                     servicer.Embed,
                     request_deserializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.EmbedRequest.FromString,
                     response_serializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.EmbedResponse.SerializeToString,
+            ),
+            'EmbedStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.EmbedStream,
+                    request_deserializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.EmbedStreamRequest.FromString,
+                    response_serializer=hindsight_dot_inference_dot_v1_dot_inference__pb2.EmbedStreamResponse.SerializeToString,
             ),
             'ModelInfo': grpc.unary_unary_rpc_method_handler(
                     servicer.ModelInfo,
@@ -124,6 +144,33 @@ class InferenceService:
             '/hindsight.inference.v1.InferenceService/Embed',
             hindsight_dot_inference_dot_v1_dot_inference__pb2.EmbedRequest.SerializeToString,
             hindsight_dot_inference_dot_v1_dot_inference__pb2.EmbedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EmbedStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/hindsight.inference.v1.InferenceService/EmbedStream',
+            hindsight_dot_inference_dot_v1_dot_inference__pb2.EmbedStreamRequest.SerializeToString,
+            hindsight_dot_inference_dot_v1_dot_inference__pb2.EmbedStreamResponse.FromString,
             options,
             channel_credentials,
             insecure,
