@@ -70,18 +70,19 @@ class InferenceSettings:
         "Cross-encoder rerankers as name=/dir pairs, comma-separated; each directory holds tokenizer.json "
         "and an ONNX model that maps (query, document) pairs to logits.",
     )
-    threads: int = env("HINDSIGHT_ONNX_THREADS", 2, "Intra-op threads ONNX Runtime may use per graph run.")
+    threads: int = env("HINDSIGHT_ONNX_THREADS", 1, "Intra-op threads ONNX Runtime may use per graph run.")
     parallel_runs: int = env(
         "HINDSIGHT_ONNX_RUNS",
-        1,
+        2,
         "Graph runs that may proceed at once (one worker thread each); a batch that finds several free is "
         "split between them. Cores used: about runs x threads.",
     )
     max_batch_size: int = env("HINDSIGHT_EMBED_MAX_BATCH", 32, "Most texts embedded in one model run.")
     max_batch_wait_ms: float = env(
         "HINDSIGHT_EMBED_BATCH_WAIT_MS",
-        2.0,
-        "How long the first text of a batch waits for others to join it.",
+        0.5,
+        "How long a text that finds the model idle waits for others to join it (texts that queued during a "
+        "run go in the next one at once).",
     )
     max_texts: int = env("HINDSIGHT_EMBED_MAX_TEXTS", 256, "Most texts one Embed request may carry.")
     max_documents: int = env("HINDSIGHT_RERANK_MAX_DOCS", 256, "Most documents one Rerank request may carry.")

@@ -7,7 +7,10 @@ match answers to callers by id. Requests queued while a message is being written
 next one; each is still checked and answered on its own, and its texts meet every other caller's in the
 service's batches.
 
-The stream opens on first use and again after it breaks (the service restarted). Embedding has no side
+The stream opens on first use and again after it breaks (the service restarted). It is also renewed every
+``STREAM_MAX_AGE`` seconds: the old one answers what it carries and closes, the new one is placed by the
+channel's round-robin policy, so with several inference replicas a client's streams rotate over all of
+them instead of pinning its traffic to the first. Embedding has no side
 effects, so a request caught on a broken stream is sent once more on a new one while its deadline lasts;
 after that the caller gets :class:`Unavailable`, as from a failed unary call. A service without the
 method (an older release during a rolling update) is remembered, and callers go back to unary calls.
@@ -19,6 +22,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -40,6 +44,9 @@ log = logging.getLogger(__name__)
 ITEMS_PER_MESSAGE = 64
 """Most requests sent in one stream message."""
 
+STREAM_MAX_AGE = 30.0
+"""Seconds a stream takes new requests before a new one replaces it (spreads load over replicas)."""
+
 _REFUSALS: dict[int, type[HindsightError]] = {
     grpc.StatusCode.PERMISSION_DENIED.value[0]: PermissionDenied,
     grpc.StatusCode.UNAUTHENTICATED.value[0]: Unauthenticated,
@@ -53,20 +60,30 @@ class _Stream:
     """One open stream: what waits to be written, who waits for an answer, the tasks that move them."""
 
     call: grpc.aio.StreamStreamCall
+    opened_at: float
     outbox: deque[inference_pb2.EmbedStreamItem] = field(default_factory=deque)
     wake_writer: asyncio.Event = field(default_factory=asyncio.Event)
     waiting: dict[int, Answer] = field(default_factory=dict)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     ended: bool = False
+    retiring: bool = False
+    """Takes no new requests: the writer closes its side once the outbox is sent."""
 
 
 class EmbedStreamClient:
     """Sends ``EmbedRequest``s as items of one long-lived ``EmbedStream`` on ``client``'s channel."""
 
-    def __init__(self, client: LayerClient[inference_pb2_grpc.InferenceServiceStub]) -> None:
+    def __init__(
+        self,
+        client: LayerClient[inference_pb2_grpc.InferenceServiceStub],
+        max_age: float = STREAM_MAX_AGE,
+    ) -> None:
         self._client = client
+        self._max_age = max_age
         self._ids = itertools.count(1)
         self._stream: _Stream | None = None
+        self._retired: set[asyncio.Task[None]] = set()
+        """Tasks of retired streams still answering what they carry (closed with the client)."""
         self.unsupported = False
         """True once the service answered UNIMPLEMENTED: callers use unary ``Embed`` instead."""
 
@@ -96,7 +113,7 @@ class EmbedStreamClient:
         return answer.reply
 
     async def close(self) -> None:
-        """End the stream and stop its tasks; callers still waiting get :class:`Unavailable`."""
+        """End the streams and stop their tasks; callers still waiting get :class:`Unavailable`."""
         stream, self._stream = self._stream, None
         if stream is not None:
             stream.call.cancel()
@@ -104,6 +121,9 @@ class EmbedStreamClient:
                 task.cancel()
             await asyncio.gather(*stream.tasks, return_exceptions=True)
             _fail(stream, Unavailable("the embed stream was closed"))
+        for task in list(self._retired):
+            task.cancel()
+        await asyncio.gather(*self._retired, return_exceptions=True)
 
     async def _send(self, request: inference_pb2.EmbedRequest) -> inference_pb2.EmbedStreamAnswer:
         stream = self._open()
@@ -123,19 +143,27 @@ class EmbedStreamClient:
             stream.waiting.pop(item_id, None)
 
     def _open(self) -> _Stream:
-        if self._stream is None or self._stream.ended:
+        current = self._stream
+        if current is not None and not current.ended and time.monotonic() - current.opened_at > self._max_age:
+            current.retiring = True  # answers what it carries, then ends; new requests take a new stream
+            current.wake_writer.set()
+            self._retired.update(current.tasks)
+            for task in current.tasks:
+                task.add_done_callback(self._retired.discard)
+        if current is None or current.ended or current.retiring:
             # No deadline on the stream itself (it outlives every request; each has its caller's) and no
             # request id in its metadata (items carry theirs): only the token. While the service is
             # unreachable the stream waits to connect rather than failing at once: the callers' own
             # deadlines bound that wait, and a restarted service is found as soon as it listens.
             call = self._client.stub.EmbedStream(metadata=self._client.stream_metadata(), wait_for_ready=True)
-            stream = _Stream(call)
+            stream = _Stream(call, opened_at=time.monotonic())
             stream.tasks = [
                 asyncio.create_task(self._write(stream), name="embed-stream-writer"),
                 asyncio.create_task(self._read(stream), name="embed-stream-reader"),
             ]
             self._stream = stream
-        return self._stream
+            return stream
+        return current
 
     async def _write(self, stream: _Stream) -> None:
         """Send what callers queued; whatever queues during one write leaves in the next message."""
@@ -144,10 +172,12 @@ class EmbedStreamClient:
                 await stream.wake_writer.wait()
                 stream.wake_writer.clear()
                 while stream.outbox and not stream.ended:
-                    items = [
-                        stream.outbox.popleft() for _ in range(min(len(stream.outbox), ITEMS_PER_MESSAGE))
-                    ]
+                    count = min(len(stream.outbox), ITEMS_PER_MESSAGE)
+                    items = [stream.outbox.popleft() for _ in range(count)]
                     await stream.call.write(inference_pb2.EmbedStreamRequest(items=items))
+                if stream.retiring and not stream.outbox:
+                    await stream.call.done_writing()  # the service answers the rest, then ends the stream
+                    return
         # a failed write means the stream is broken: the reader sees why and answers the callers
 
     async def _read(self, stream: _Stream) -> None:

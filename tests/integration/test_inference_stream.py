@@ -254,3 +254,22 @@ async def _older_release(with_stream: bool = False) -> AsyncIterator[int]:
             yield port
         finally:
             await server.stop(0)
+
+
+async def test_an_old_stream_is_retired_after_its_age_and_answers_what_it_carried(server: int) -> None:
+    client = LayerClient(f"127.0.0.1:{server}", inference_pb2_grpc.InferenceServiceStub)
+    try:
+        stream = client.companion("embed-stream", lambda c: EmbedStreamClient(c, max_age=0.0))
+        # With no age allowed, every request retires the stream before it: all of them are in flight on
+        # streams that are closing, and each is still answered.
+        replies = await asyncio.gather(*(stream.embed(_item(0, text).request) for text in TEXTS[:6]))
+        first = stream._stream
+        assert first is not None
+        again = await stream.embed(_item(0, TEXTS[0]).request)
+        assert stream._stream is not first
+        async with asyncio.timeout(10):
+            assert await first.call.code() == grpc.StatusCode.OK  # closed cleanly, not cancelled
+    finally:
+        await client.close()
+    assert all(reply_vectors(reply, 1).shape == (1, 512) for reply in replies)
+    _same_direction(reply_vectors(again, 1), reply_vectors(replies[0], 1))

@@ -103,7 +103,7 @@ def test_settings_are_read_from_the_environment_and_bad_values_name_the_variable
         load(InferenceSettings, {"HINDSIGHT_EMBED_MAX_BATCH": "0"})
     with pytest.raises(SettingsError, match="HINDSIGHT_EMBED_MODEL"):
         load(InferenceSettings, {"HINDSIGHT_EMBED_MODEL": " "})
-    assert load(InferenceSettings, {"HINDSIGHT_ONNX_RUNS": "2"}).parallel_runs == 2
+    assert load(InferenceSettings, {"HINDSIGHT_ONNX_RUNS": "3"}).parallel_runs == 3
     with pytest.raises(SettingsError, match="HINDSIGHT_ONNX_RUNS must be at least 1"):
         load(InferenceSettings, {"HINDSIGHT_ONNX_RUNS": "0"})
 
