@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import time
@@ -69,39 +70,20 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             request_id = sent_id or uuid.uuid4().hex
             bank = getattr(request, "bank_id", "")
             remaining = context.time_remaining()
-            tokens = [request_id_var.set(request_id), bank_var.set(bank), method_var.set(method)]
-            deadline_token = deadline_var.set(time.monotonic() + remaining if remaining is not None else None)
-            started = time.perf_counter()
-            code = grpc.StatusCode.OK
-            try:
+            deadline = time.monotonic() + remaining if remaining is not None else None
+            scope = (
+                (request_id_var, request_id),
+                (bank_var, bank),
+                (method_var, method),
+                (deadline_var, deadline),
+            )
+            async with _answering(context, "call", request_id, scope):
                 if not sent_id:  # a caller that sent its id knows it, and an echo is one more send per call
                     await context.send_initial_metadata(((REQUEST_ID_HEADER, request_id),))
                 if hasattr(request, "bank_id"):
                     check_bank_id(bank)
                     self.grants.check(bearer(_metadata(context, "authorization")), bank)
                 return await inner(request, context)
-            except HindsightError as exc:
-                code = exc.code
-                await context.abort(exc.code, str(exc))
-            except grpc.aio.AioRpcError as exc:  # a layer we called failed: pass its status on
-                code = exc.code()
-                await context.abort(exc.code(), exc.details() or code.name)
-            except grpc.aio.AbortError:
-                code = getattr(context, "code", lambda: None)() or grpc.StatusCode.UNKNOWN
-                raise
-            except Exception:
-                code = grpc.StatusCode.INTERNAL
-                log.exception("unhandled error")
-                await context.abort(grpc.StatusCode.INTERNAL, f"internal error (request id {request_id})")
-            finally:
-                log.info(
-                    "call",
-                    extra={"code": code.name, "latency_ms": round((time.perf_counter() - started) * 1000, 2)},
-                )
-                request_id_var.reset(tokens[0])
-                bank_var.reset(tokens[1])
-                method_var.reset(tokens[2])
-                deadline_var.reset(deadline_token)
 
         return grpc.unary_unary_rpc_method_handler(
             guarded,
@@ -122,35 +104,52 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 check_bank_id(bank)
                 self.grants.check(token, bank)
 
-            tokens = [request_id_var.set(request_id), method_var.set(method)]
-            check_token = stream_bank_check.set(check)
-            started = time.perf_counter()
-            code = grpc.StatusCode.OK
-            try:
+            scope = ((request_id_var, request_id), (method_var, method), (stream_bank_check, check))
+            async with _answering(context, "stream", request_id, scope):
                 self.grants.authenticate(token)
                 async for reply in inner(requests, context):
                     yield reply
-            except HindsightError as exc:
-                code = exc.code
-                await context.abort(exc.code, str(exc))
-            except grpc.aio.AbortError:
-                code = getattr(context, "code", lambda: None)() or grpc.StatusCode.UNKNOWN
-                raise
-            except Exception:
-                code = grpc.StatusCode.INTERNAL
-                log.exception("unhandled error in a stream")
-                await context.abort(grpc.StatusCode.INTERNAL, f"internal error (request id {request_id})")
-            finally:
-                log.info(
-                    "stream",
-                    extra={"code": code.name, "latency_ms": round((time.perf_counter() - started) * 1000, 2)},
-                )
-                request_id_var.reset(tokens[0])
-                method_var.reset(tokens[1])
-                stream_bank_check.reset(check_token)
 
         return grpc.stream_stream_rpc_method_handler(
             guarded,
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
+
+
+@contextlib.asynccontextmanager
+async def _answering(
+    context: grpc.aio.ServicerContext,
+    kind: str,
+    request_id: str,
+    scope: tuple[tuple[contextvars.ContextVar[Any], Any], ...],
+) -> AsyncIterator[None]:
+    """Around one call or stream: its log context, the status for what it raises, one access-log line.
+
+    :class:`HindsightError` becomes its status, a failed call to another layer passes its status on,
+    anything else is INTERNAL (logged with its stack trace, the caller told only the request id).
+    """
+    tokens = [(var, var.set(value)) for var, value in scope]
+    started = time.perf_counter()
+    code = grpc.StatusCode.OK
+    try:
+        yield
+    except HindsightError as exc:
+        code = exc.code
+        await context.abort(exc.code, str(exc))
+    except grpc.aio.AioRpcError as exc:  # a layer we called failed: pass its status on
+        code = exc.code()
+        await context.abort(exc.code(), exc.details() or code.name)
+    except grpc.aio.AbortError:
+        code = getattr(context, "code", lambda: None)() or grpc.StatusCode.UNKNOWN
+        raise
+    except Exception:
+        code = grpc.StatusCode.INTERNAL
+        log.exception("unhandled error")
+        await context.abort(grpc.StatusCode.INTERNAL, f"internal error (request id {request_id})")
+    finally:
+        log.info(
+            kind, extra={"code": code.name, "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
+        )
+        for var, token in reversed(tokens):
+            var.reset(token)

@@ -56,6 +56,20 @@ async def started(
         await batcher.close()
 
 
+def _held(model: Embedder) -> tuple[threading.Event, list[list[str]], EmbedFn]:
+    """A model whose runs record their texts, then wait until the test opens the gate."""
+    gate = threading.Event()
+    seen: list[list[str]] = []
+
+    def held(texts: Sequence[str]) -> Embedded:
+        seen.append(list(texts))
+        if not gate.wait(timeout=20):
+            raise TimeoutError("the test never opened the gate")
+        return model.embed(texts)
+
+    return gate, seen, held
+
+
 def _assert_same_direction(actual: np.ndarray, expected: np.ndarray) -> None:
     """Padding inside a batch moves the int8 model's vectors slightly, so compare directions."""
     assert actual.shape == expected.shape
@@ -136,14 +150,7 @@ async def test_with_two_runs_a_large_call_runs_as_two_graph_runs_at_once_and_ans
 
 
 async def test_while_every_run_is_busy_new_texts_queue_and_then_share_one_run(model: Embedder) -> None:
-    gate = threading.Event()
-    seen: list[list[str]] = []
-
-    def held(texts: Sequence[str]) -> Embedded:
-        seen.append(list(texts))
-        if not gate.wait(timeout=20):
-            raise TimeoutError("the test never opened the gate")
-        return model.embed(texts)
+    gate, seen, held = _held(model)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         async with started(held, pool, max_wait_ms=1.0, runs=2) as batcher:
@@ -164,14 +171,7 @@ async def test_while_every_run_is_busy_new_texts_queue_and_then_share_one_run(mo
 async def test_a_cancelled_call_leaves_the_queue_and_its_texts_are_never_run(
     model: Embedder, executor: ThreadPoolExecutor
 ) -> None:
-    gate = threading.Event()
-    seen: list[list[str]] = []
-
-    def held(texts: Sequence[str]) -> Embedded:
-        seen.append(list(texts))
-        if not gate.wait(timeout=20):
-            raise TimeoutError("the test never opened the gate")
-        return model.embed(texts)
+    gate, seen, held = _held(model)
 
     async with started(held, executor, max_wait_ms=1.0) as batcher:
         busy = asyncio.ensure_future(batcher.embed(["keeps the only run busy"]))
@@ -272,14 +272,7 @@ def test_the_vector_cache_keeps_the_most_recently_used_rows_and_nothing_at_capac
 async def test_texts_that_queued_during_a_run_go_in_the_next_run_without_waiting_for_company(
     model: Embedder, executor: ThreadPoolExecutor
 ) -> None:
-    gate = threading.Event()
-    seen: list[list[str]] = []
-
-    def held(texts: Sequence[str]) -> Embedded:
-        seen.append(list(texts))
-        if not gate.wait(timeout=20):
-            raise TimeoutError("the test never opened the gate")
-        return model.embed(texts)
+    gate, seen, held = _held(model)
 
     # An idle model would hold a lone text for a minute; a full batch starts at once.
     async with started(held, executor, max_batch_size=4, max_wait_ms=60_000) as batcher:
