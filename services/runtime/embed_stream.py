@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 ITEMS_PER_MESSAGE = 64
 """Most requests sent in one stream message."""
 
+SHARED_STREAM = "embed-stream"
+"""The companion name of the shared stream on a client."""
+
 STREAM_MAX_AGE = 30.0
 """Seconds a stream takes new requests before a new one replaces it (spreads load over replicas)."""
 
@@ -206,6 +209,13 @@ class EmbedStreamClient:
                 extra={"target": self._client.target},
             )
         self.unsupported = True
+
+
+def shared_embed_stream(
+    client: LayerClient[inference_pb2_grpc.InferenceServiceStub],
+) -> EmbedStreamClient:
+    """The one stream that every caller of ``client`` shares (opened on first use, closed with it)."""
+    return client.companion(SHARED_STREAM, EmbedStreamClient)
 
 
 class _Unimplemented(Exception):

@@ -14,7 +14,7 @@ import numpy as np
 
 from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
 from hindsight.runtime.channels import LayerClient
-from hindsight.runtime.embed_stream import EmbedStreamClient
+from hindsight.runtime.embed_stream import shared_embed_stream
 from hindsight.runtime.errors import Unavailable
 
 PACKED_DTYPES: dict[int, np.dtype] = {
@@ -105,7 +105,7 @@ async def embed_texts(
             encoding=inference_pb2.VECTOR_ENCODING_FLOAT32,
         )
         if len(batch) <= STREAM_MAX_TEXTS:
-            reply = await client.companion("embed-stream", EmbedStreamClient).embed(request)
+            reply = await shared_embed_stream(client).embed(request)
         else:
             reply = await client.call("Embed", request)
         if served and reply.model != served:

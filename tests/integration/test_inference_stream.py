@@ -20,7 +20,7 @@ from hindsight.inference.service import SERVICE_NAME, open_service
 from hindsight.inference.servicer import InferenceServicer
 from hindsight.inference.settings import InferenceSettings
 from hindsight.runtime.channels import LayerClient
-from hindsight.runtime.embed_stream import EmbedStreamClient
+from hindsight.runtime.embed_stream import SHARED_STREAM, EmbedStreamClient, shared_embed_stream
 from hindsight.runtime.embedded import free_ports
 from hindsight.runtime.errors import InvalidArgument, PermissionDenied, Unavailable
 from hindsight.runtime.testing import serving
@@ -146,7 +146,7 @@ async def test_a_stream_checks_every_requests_bank_against_its_token_and_needs_a
 
         client = LayerClient(target, inference_pb2_grpc.InferenceServiceStub, token="tok-a")
         try:
-            stream = client.companion("embed-stream", EmbedStreamClient)
+            stream = shared_embed_stream(client)
             with pytest.raises(PermissionDenied, match="bank-b"):
                 await stream.embed(_item(0, "not mine", bank="bank-b").request)
             assert (await embed_texts(client, "bank-a", ["mine"])).vectors.shape == (1, 512)
@@ -158,7 +158,7 @@ async def test_concurrent_callers_share_one_client_stream_and_each_gets_its_own_
     client = LayerClient(f"127.0.0.1:{server}", inference_pb2_grpc.InferenceServiceStub)
     try:
         results = await asyncio.gather(*(embed_texts(client, BANK, [text]) for text in TEXTS))
-        stream = client.companion("embed-stream", EmbedStreamClient)
+        stream = shared_embed_stream(client)
         assert not stream.unsupported
         with pytest.raises(InvalidArgument) as refused:
             await stream.embed(_item(0, *TEXTS[:9]).request)
@@ -190,7 +190,7 @@ async def test_the_client_falls_back_to_unary_calls_when_the_service_has_no_stre
         client = LayerClient(f"127.0.0.1:{port}", inference_pb2_grpc.InferenceServiceStub)
         try:
             vectors = await asyncio.gather(*(embed_texts(client, BANK, [text]) for text in TEXTS[:4]))
-            assert client.companion("embed-stream", EmbedStreamClient).unsupported
+            assert shared_embed_stream(client).unsupported
             again = await embed_texts(client, BANK, [TEXTS[0]])
         finally:
             await client.close()
@@ -214,7 +214,7 @@ async def test_a_stream_served_without_the_bank_checking_interceptor_refuses_to_
 async def test_a_closed_client_stream_fails_nobody_later_and_reopens_on_use(server: int) -> None:
     client = LayerClient(f"127.0.0.1:{server}", inference_pb2_grpc.InferenceServiceStub)
     try:
-        stream = client.companion("embed-stream", EmbedStreamClient)
+        stream = shared_embed_stream(client)
         await stream.embed(_item(0, "opens the stream").request)
         await stream.close()
         reply = await stream.embed(_item(0, "reopens it").request)
@@ -259,7 +259,7 @@ async def _older_release(with_stream: bool = False) -> AsyncIterator[int]:
 async def test_an_old_stream_is_retired_after_its_age_and_answers_what_it_carried(server: int) -> None:
     client = LayerClient(f"127.0.0.1:{server}", inference_pb2_grpc.InferenceServiceStub)
     try:
-        stream = client.companion("embed-stream", lambda c: EmbedStreamClient(c, max_age=0.0))
+        stream = client.companion(SHARED_STREAM, lambda c: EmbedStreamClient(c, max_age=0.0))
         # With no age allowed, every request retires the stream before it: all of them are in flight on
         # streams that are closing, and each is still answered.
         replies = await asyncio.gather(*(stream.embed(_item(0, text).request) for text in TEXTS[:6]))

@@ -238,11 +238,11 @@ async def _service_streamed(
 ) -> float:
     """``callers`` single-text callers sharing one client's EmbedStream, as the layers embed a query."""
     from hindsight.contracts.inference.v1 import inference_pb2
-    from hindsight.runtime.embed_stream import EmbedStreamClient
+    from hindsight.runtime.embed_stream import shared_embed_stream
     from hindsight.runtime.logs import request_id_var
     from hindsight.runtime.vectors import reply_vectors
 
-    stream = client.companion("embed-stream", EmbedStreamClient)
+    stream = shared_embed_stream(client)
     pending = iter(texts)
 
     async def caller() -> None:
