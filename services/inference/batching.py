@@ -152,13 +152,14 @@ class MicroBatcher:
             raise
         return Embedded(np.stack([r.vector for r in done]), np.array([r.truncated for r in done], dtype=bool))
 
-    def _submit_drainer(self) -> None:
-        """Queue one more drainer on the executor (``_lock`` held)."""
-        self._drainers += 1
-        self._collecting += 1
+    def _submit_drainer(self, *, goes_on: bool = False) -> None:
+        """Queue a drainer job on the executor (``_lock`` held): a new drainer, or one that ``goes_on``."""
+        if not goes_on:
+            self._drainers += 1
+        self._collecting += 1  # until the job takes its batch
         try:
             job = self._executor.submit(self._drain)
-        except RuntimeError:  # the executor is shutting down: close() fails what is queued
+        except RuntimeError:  # the executor is shutting down (close() fails what is queued): this one ends
             self._drainers -= 1
             self._collecting -= 1
             return
@@ -188,15 +189,7 @@ class MicroBatcher:
         with self._lock:
             self._last_run_end = time.monotonic()
             if self._queue and not self._closed:
-                self._collecting += 1  # stays counted as a drainer: the next job is this one again
-                try:
-                    job = self._executor.submit(self._drain)
-                except RuntimeError:
-                    self._collecting -= 1
-                    self._drainers -= 1
-                    return
-                self._jobs.add(job)
-                job.add_done_callback(self._forget_job)
+                self._submit_drainer(goes_on=True)  # behind whatever else waits for the executor
             else:
                 self._drainers -= 1
 
