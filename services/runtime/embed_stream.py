@@ -10,10 +10,10 @@ service's batches.
 The stream opens on first use and again after it breaks (the service restarted). It is also renewed every
 ``STREAM_MAX_AGE`` seconds: the old one answers what it carries and closes, the new one is placed by the
 channel's round-robin policy, so with several inference replicas a client's streams rotate over all of
-them instead of pinning its traffic to the first. Embedding has no side
-effects, so a request caught on a broken stream is sent once more on a new one while its deadline lasts;
-after that the caller gets :class:`Unavailable`, as from a failed unary call. A service without the
-method (an older release during a rolling update) is remembered, and callers go back to unary calls.
+them instead of pinning its traffic to the first. Embedding has no side effects, so a request caught on
+a broken stream is sent once more on a new one while its deadline lasts; after that the caller gets
+:class:`Unavailable`, as from a failed unary call. A service without the method (an older release during
+a rolling update) is remembered, and callers go back to unary calls.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ _REFUSALS: dict[int, type[HindsightError]] = {
     grpc.StatusCode.PERMISSION_DENIED.value[0]: PermissionDenied,
     grpc.StatusCode.UNAUTHENTICATED.value[0]: Unauthenticated,
 }
+"""Statuses that refuse the caller (one item, or the whole stream) rather than say the service is away."""
 
 Answer = asyncio.Future[inference_pb2.EmbedStreamAnswer]
 
@@ -232,10 +233,9 @@ def _stream_error(exc: grpc.aio.AioRpcError, target: str) -> Exception:
     """What the callers waiting on a stream that ended with ``exc`` get."""
     if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
         return _Unimplemented()
-    if exc.code() == grpc.StatusCode.UNAUTHENTICATED:
-        return Unauthenticated(f"{target}: {exc.details()}")
-    if exc.code() == grpc.StatusCode.PERMISSION_DENIED:
-        return PermissionDenied(f"{target}: {exc.details()}")
+    refusal = _REFUSALS.get(exc.code().value[0])
+    if refusal is not None:
+        return refusal(f"{target}: {exc.details()}")
     return Unavailable(f"{target}: embed stream broke: {exc.code().name}: {exc.details()}")
 
 

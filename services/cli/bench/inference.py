@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -209,10 +209,11 @@ async def _service_batch(
     return len(texts) / (time.perf_counter() - started)
 
 
-async def _service_concurrent(
-    stub: Any, model: str, texts: list[str], callers: int, encoding: int, latencies: list[float]
+async def _single_text_callers(
+    embed_one: Callable[[str], Awaitable[Any]], texts: list[str], callers: int, latencies: list[float]
 ) -> float:
-    from hindsight.contracts.inference.v1 import inference_pb2
+    """``callers`` concurrent callers that each embed one text at a time (``embed_one``) until none are left;
+    the texts per second of all of them together."""
     from hindsight.runtime.vectors import reply_vectors
 
     pending = iter(texts)
@@ -220,17 +221,25 @@ async def _service_concurrent(
     async def caller() -> None:
         for text in pending:
             sent = time.perf_counter()
-            reply = await stub.Embed(
-                inference_pb2.EmbedRequest(bank_id="bench", texts=[text], model=model, encoding=encoding),
-                timeout=60,
-                metadata=_request_id(),
-            )
-            reply_vectors(reply, 1)
+            reply_vectors(await embed_one(text), 1)  # a real caller reads its vector: decoding counts
             latencies.append((time.perf_counter() - sent) * 1000)
 
     started = time.perf_counter()
     await asyncio.gather(*(caller() for _ in range(callers)))
     return len(texts) / (time.perf_counter() - started)
+
+
+async def _service_concurrent(
+    stub: Any, model: str, texts: list[str], callers: int, encoding: int, latencies: list[float]
+) -> float:
+    """``callers`` single-text callers, each text one unary Embed call."""
+    from hindsight.contracts.inference.v1 import inference_pb2
+
+    async def unary(text: str) -> Any:
+        request = inference_pb2.EmbedRequest(bank_id="bench", texts=[text], model=model, encoding=encoding)
+        return await stub.Embed(request, timeout=60, metadata=_request_id())
+
+    return await _single_text_callers(unary, texts, callers, latencies)
 
 
 async def _service_streamed(
@@ -240,25 +249,15 @@ async def _service_streamed(
     from hindsight.contracts.inference.v1 import inference_pb2
     from hindsight.runtime.embed_stream import shared_embed_stream
     from hindsight.runtime.logs import request_id_var
-    from hindsight.runtime.vectors import reply_vectors
 
     stream = shared_embed_stream(client)
-    pending = iter(texts)
 
-    async def caller() -> None:
-        for text in pending:
-            sent = time.perf_counter()
-            request_id_var.set(uuid.uuid4().hex)  # what a layer's call inside a request carries
-            reply = await stream.embed(
-                inference_pb2.EmbedRequest(bank_id="bench", texts=[text], model=model, encoding=encoding),
-                timeout=60,
-            )
-            reply_vectors(reply, 1)
-            latencies.append((time.perf_counter() - sent) * 1000)
+    async def streamed(text: str) -> Any:
+        request_id_var.set(uuid.uuid4().hex)  # what a layer's call inside a request carries
+        request = inference_pb2.EmbedRequest(bank_id="bench", texts=[text], model=model, encoding=encoding)
+        return await stream.embed(request, timeout=60)
 
-    started = time.perf_counter()
-    await asyncio.gather(*(caller() for _ in range(callers)))
-    return len(texts) / (time.perf_counter() - started)
+    return await _single_text_callers(streamed, texts, callers, latencies)
 
 
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
