@@ -101,7 +101,7 @@ class MeshInfo:
     database_url: str
     redis_url: str
     qdrant: str
-    """URL of the Qdrant server, or the directory of Qdrant local mode."""
+    """URL of the Qdrant server, or the directory of the in-process engine (Qdrant Edge by default)."""
     children: dict[str, int] = field(default_factory=dict)
     """Process id of every service, by layer name."""
     startup_seconds: float = 0.0
@@ -495,7 +495,9 @@ class _Mesh:
         else:
             qdrant = environ.get("HINDSIGHT_QDRANT_PATH", "") or str(self.home / "qdrant")
             env["HINDSIGHT_QDRANT_PATH"] = qdrant
-            qdrant_summary = f"Qdrant local ({qdrant})"
+            local = environ.get("HINDSIGHT_QDRANT_BACKEND", "edge") == "local"
+            engine = "Qdrant local mode" if local else "Qdrant Edge"
+            qdrant_summary = f"{engine} ({qdrant})"
         summary = ", ".join(
             [
                 "PostgreSQL " + ("embedded" if "postgres" in starts else "from DATABASE_URL"),

@@ -99,9 +99,9 @@ async def run_async(args: argparse.Namespace, stderr: TextIO) -> int:
     from hindsight.cli.mesh import resolve_home
     from hindsight.runtime.errors import HindsightError
     from hindsight.runtime.settings import load
+    from hindsight.semantic.backend import connect, indexed
     from hindsight.semantic.reindex import reindex
     from hindsight.semantic.settings import SemanticSettings
-    from hindsight.semantic.store import connect
 
     settings = load(SemanticSettings)
     if not settings.qdrant_url and not settings.qdrant_path:
@@ -128,7 +128,7 @@ async def run_async(args: argparse.Namespace, stderr: TextIO) -> int:
                 settings.collection_prefix,
                 embedder,
                 bank=args.bank,
-                server=bool(settings.qdrant_url),
+                indexed=indexed(settings),
                 drop_source=args.drop_old,
                 progress=bar,
             )

@@ -10,7 +10,7 @@ they are, which is only meaningful when the model did not change: under a new mo
 must be re-embedded, and a bank-only run is refused.
 
 Writes that reach the old collection during a run are not carried over: stop the semantic layer
-while reindexing (local-mode Qdrant allows one process at a time anyway).
+while reindexing (the in-process engines allow one process at a time anyway).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from qdrant_client import AsyncQdrantClient, models
+from qdrant_client import models
 
 from hindsight.runtime.errors import FailedPrecondition
 from hindsight.semantic.embedder import EMBED_BATCH, Embedder
@@ -29,6 +29,7 @@ from hindsight.semantic.records import collection_name
 from hindsight.semantic.store import (
     COLD,
     GRAPH,
+    QdrantAPI,
     active_collection,
     check_collection,
     create_collection,
@@ -69,12 +70,12 @@ class _Tally:
 
 
 async def reindex(
-    client: AsyncQdrantClient,
+    client: QdrantAPI,
     prefix: str,
     embedder: Embedder,
     *,
     bank: str = "",
-    server: bool = False,
+    indexed: bool = False,
     drop_source: bool = False,
     progress: Progress | None = None,
 ) -> ReindexResult:
@@ -94,9 +95,9 @@ async def reindex(
                 f"{model.describe()}: every bank must be re-embedded, so run the reindex without a bank"
             )
     target = f"{collection_name(prefix, model)}_r{int(time.time() * 1000)}"
-    await create_collection(client, target, model, server)
+    await create_collection(client, target, model, indexed)
     await check_collection(client, target, model)
-    await create_companions(client, target, model, server)
+    await create_companions(client, target, model, indexed)
     tally = _Tally()
     if source is not None:
         pairs = [(source, target)]
@@ -137,7 +138,7 @@ async def reindex(
 
 
 async def _copy(
-    client: AsyncQdrantClient,
+    client: QdrantAPI,
     source: str,
     target: str,
     embedder: Embedder,
@@ -177,7 +178,7 @@ async def _copy(
             return
 
 
-async def _copy_graph(client: AsyncQdrantClient, source: str, target: str) -> None:
+async def _copy_graph(client: QdrantAPI, source: str, target: str) -> None:
     """Entities and review items have no vectors: copied page by page as they are."""
     offset: Any = None
     while True:

@@ -17,13 +17,13 @@ from hindsight.runtime.main import run_service
 from hindsight.runtime.server import ServiceSpec
 from hindsight.runtime.settings import load
 from hindsight.runtime.startup import open_with_retry
+from hindsight.semantic.backend import open_vector_store
 from hindsight.semantic.embedder import InferenceEmbedder, describe_model
 from hindsight.semantic.engine import SemanticEngine
 from hindsight.semantic.extract import RuleExtractor
 from hindsight.semantic.llm_extract import LLMExtractor
 from hindsight.semantic.servicer import SemanticServicer
 from hindsight.semantic.settings import SemanticSettings
-from hindsight.semantic.store import open_vector_store
 
 SERVICE_NAME = "hindsight.semantic.v1.SemanticService"
 

@@ -14,13 +14,22 @@ class SemanticSettings:
     qdrant_url: str = env(
         "QDRANT_URL",
         "",
-        "Qdrant server URL (e.g. http://qdrant:6333); empty uses local mode at HINDSIGHT_QDRANT_PATH.",
+        "Qdrant server URL (e.g. http://qdrant:6333); empty keeps the vectors in process at"
+        " HINDSIGHT_QDRANT_PATH (see HINDSIGHT_QDRANT_BACKEND).",
     )
     qdrant_api_key: str = env("QDRANT_API_KEY", "", "API key for the Qdrant server, if it requires one.")
     qdrant_path: str = env(
         "HINDSIGHT_QDRANT_PATH",
         "",
-        "Directory of the local-mode Qdrant store; empty keeps vectors in memory (tests only).",
+        "Directory of the in-process vector store; empty uses a scratch directory removed on exit"
+        " (tests only).",
+    )
+    qdrant_backend: str = env(
+        "HINDSIGHT_QDRANT_BACKEND",
+        "edge",
+        "In-process engine when QDRANT_URL is empty: 'edge' (Qdrant Edge: payload indexes, cost per"
+        " bank) or 'local' (qdrant-client local mode: scans every point; the previous default, kept"
+        " for comparison).",
     )
     qdrant_timeout: int = env("HINDSIGHT_QDRANT_TIMEOUT", 10, "Seconds a Qdrant server request may take.")
     collection_prefix: str = env(

@@ -1,4 +1,4 @@
-"""The vector store: one facade over Qdrant local mode (embedded, tests) and a Qdrant server (fleets).
+"""The vector store: one facade over Qdrant Edge (embedded), a Qdrant server (fleets) and local mode (tests).
 
 Banks are a payload filter inside one collection per embedding model. Point ids are UUIDs derived
 from (bank, record id), so re-upserting a record replaces it and two banks never share a point.
@@ -13,15 +13,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from hindsight.runtime.errors import FailedPrecondition, Unavailable
 from hindsight.runtime.records import RecordMeta, TimeRange, as_utc
+from hindsight.semantic.edge_client import EdgeClient
 from hindsight.semantic.records import (
     EmbeddedRecord,
     Entity,
@@ -36,9 +37,11 @@ from hindsight.semantic.records import (
     collection_name,
     prefix_start,
 )
-from hindsight.semantic.settings import SemanticSettings
 
 log = logging.getLogger(__name__)
+
+QdrantAPI: TypeAlias = AsyncQdrantClient | EdgeClient
+"""What the store, its start-up and the reindex talk to: a Qdrant server or local mode, or Qdrant Edge."""
 
 _POINT_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "hindsight:semantic:point")
 COLD = "_cold"
@@ -309,7 +312,7 @@ def search_filter(
 
 
 @contextlib.contextmanager
-def _qdrant_errors(target: str) -> Iterator[None]:
+def qdrant_errors(target: str) -> Iterator[None]:
     """A Qdrant server that cannot be reached or fails is Unavailable to the caller, not INTERNAL."""
     try:
         yield
@@ -322,9 +325,9 @@ def _qdrant_errors(target: str) -> Iterator[None]:
 
 
 class QdrantVectorStore:
-    """The real store: one Qdrant collection per embedding model (plus companions), local or on a server."""
+    """The real store: one Qdrant collection per embedding model (plus companions), on any of the engines."""
 
-    def __init__(self, client: AsyncQdrantClient, collection: str, target: str) -> None:
+    def __init__(self, client: QdrantAPI, collection: str, target: str) -> None:
         self._client = client
         self.collection = collection
         self.cold = collection + COLD
@@ -346,7 +349,7 @@ class QdrantVectorStore:
         }
         if not points:
             return 0
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             await self._client.upsert(self.collection, points=list(points.values()), wait=True)
             await self._client.delete(
                 self.cold, points_selector=models.PointIdsList(points=list(points)), wait=True
@@ -366,7 +369,7 @@ class QdrantVectorStore:
         selector = search_filter(bank_id, time_range, options, subjects)
         tiers = [(self.collection, False)] + ([(self.cold, True)] if options.include_cold else [])
         hits: list[ScoredRecord] = []
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             for collection, cold in tiers:
                 reply = await self._client.query_points(
                     collection,
@@ -402,7 +405,7 @@ class QdrantVectorStore:
             )
             for item in items
         ]
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             replies = await self._client.query_batch_points(self.collection, requests=requests)
         return [from_payload(reply.points[0].payload or {}) if reply.points else None for reply in replies]
 
@@ -412,7 +415,7 @@ class QdrantVectorStore:
         if not ids:
             return found
         wanted = [point_id(bank_id, record_id) for record_id in dict.fromkeys(ids)]
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             for collection, cold in ((self.cold, True), (self.collection, False)):
                 for point in await self._client.retrieve(
                     collection, ids=wanted, with_payload=True, with_vectors=True
@@ -453,7 +456,7 @@ class QdrantVectorStore:
         ]
         selector = models.Filter(must=must, must_not=[_SUPERSEDED] if current_only else [])
         records: list[SemanticRecord] = []
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             for collection, cold in ((self.collection, False), (self.cold, True)):
                 for point in await self._scroll(collection, selector):
                     record = from_payload(point.payload or {}, cold)
@@ -467,7 +470,7 @@ class QdrantVectorStore:
             return []
         selector = models.Filter(must=[_bank(bank_id), _any("subject_key", subjects)], must_not=[_SUPERSEDED])
         found: list[EmbeddedRecord] = []
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             for collection, cold in ((self.collection, False), (self.cold, True)):
                 for point in await self._scroll(collection, selector, with_vectors=True):
                     found.append(
@@ -484,7 +487,7 @@ class QdrantVectorStore:
             "superseded_by": by,
             "current": False,
         }
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             for collection in (self.collection, self.cold):  # by filter: a miss in one tier is no error
                 await self._client.set_payload(
                     collection,
@@ -507,7 +510,7 @@ class QdrantVectorStore:
         selector = models.Filter(must=[_bank(bank_id), _any("superseded_by", superseded_by)])
         payload = {"valid_to": None, "valid_to_ts": OPEN_FUTURE, "superseded_by": "", "current": True}
         restored = 0
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             for collection in (self.collection, self.cold):
                 count = (await self._client.count(collection, count_filter=selector, exact=True)).count
                 if count:
@@ -532,7 +535,7 @@ class QdrantVectorStore:
             return []
         selector = models.Filter(must=[_bank(bank_id)], should=any_of)
         deleted: list[str] = []
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             for collection in (self.collection, self.cold):
                 matched = await self._scroll(collection, selector)
                 if matched:
@@ -546,7 +549,7 @@ class QdrantVectorStore:
         """Every tier and the graph (entities and review queue)."""
         selector = models.Filter(must=[_bank(bank_id)])
         deleted = 0
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             for collection in (self.collection, self.cold, self.graph):
                 count = (await self._client.count(collection, count_filter=selector, exact=True)).count
                 if count:
@@ -577,7 +580,7 @@ class QdrantVectorStore:
         if not any_of:
             return 0
         selector = models.Filter(must=[_bank(bank_id)], should=any_of)
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             points = await self._scroll(self.collection, selector, with_vectors=True)
             if not points:
                 return 0
@@ -599,7 +602,7 @@ class QdrantVectorStore:
         if not keys:
             return []
         selector = models.Filter(must=[_bank(bank_id), _match("type", "entity"), _any("keys", keys)])
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             points = await self._scroll(self.graph, selector)
         return [entity_from_payload(point.payload or {}) for point in points]
 
@@ -612,7 +615,7 @@ class QdrantVectorStore:
         if not merged:
             return
         ids = {key: point_id(bank_id, f"entity\x1f{key}") for key in merged}
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             for point in await self._client.retrieve(self.graph, ids=list(ids.values()), with_payload=True):
                 known = entity_from_payload(point.payload or {})
                 merged[key_of(known.name)] = merge_entities(known, merged[key_of(known.name)])
@@ -628,7 +631,7 @@ class QdrantVectorStore:
     async def list_entities(self, bank_id: str, limit: int) -> list[Entity]:
         """Sorted by name."""
         selector = models.Filter(must=[_bank(bank_id), _match("type", "entity")])
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             points = await self._scroll(self.graph, selector)
         entities = sorted(
             (entity_from_payload(p.payload or {}) for p in points), key=lambda e: key_of(e.name)
@@ -648,7 +651,7 @@ class QdrantVectorStore:
             "created_at": _iso(item.created_at),
             "created_ts": item.created_at.timestamp(),
         }
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             await self._client.upsert(
                 self.graph,
                 points=[
@@ -662,7 +665,7 @@ class QdrantVectorStore:
     async def reviews(self, bank_id: str, limit: int) -> list[ReviewItem]:
         """Oldest first."""
         selector = models.Filter(must=[_bank(bank_id), _match("type", "review")])
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             points = await self._scroll(self.graph, selector)
         items = sorted((_review(p.payload or {}) for p in points), key=lambda i: (i.created_at, i.id))
         return items[:limit]
@@ -670,7 +673,7 @@ class QdrantVectorStore:
     async def take_review(self, bank_id: str, review_id: str) -> ReviewItem | None:
         """Read then delete one item."""
         pid = point_id(bank_id, f"review\x1f{review_id}")
-        with _qdrant_errors(self._target):
+        with qdrant_errors(self._target):
             points = await self._client.retrieve(self.graph, ids=[pid], with_payload=True)
             if not points:
                 return None
@@ -744,7 +747,7 @@ _KEYWORD_FIELDS = (
 _FLOAT_FIELDS = ("time_ts", "valid_from_ts", "valid_to_ts", "updated_ts", "importance")
 
 
-async def create_collection(client: AsyncQdrantClient, name: str, model: ModelIdentity, server: bool) -> None:
+async def create_collection(client: QdrantAPI, name: str, model: ModelIdentity, indexed: bool) -> None:
     """Create a collection for ``model``'s vectors, stamped with its identity (a lost race is fine)."""
     if not await client.collection_exists(name):
         try:
@@ -760,16 +763,28 @@ async def create_collection(client: AsyncQdrantClient, name: str, model: ModelId
         except (UnexpectedResponse, ValueError):
             if not await client.collection_exists(name):  # not a lost race with another replica
                 raise
-    if server:  # local mode ignores payload indexes (and warns); a server needs them to filter fast
-        await _bank_index(client, name)
-        for field_name in _KEYWORD_FIELDS:
-            await client.create_payload_index(name, field_name, models.PayloadSchemaType.KEYWORD, wait=True)
-        for field_name in _FLOAT_FIELDS:
-            await client.create_payload_index(name, field_name, models.PayloadSchemaType.FLOAT, wait=True)
-        await client.create_payload_index(name, "current", models.PayloadSchemaType.BOOL, wait=True)
+    if indexed:  # local mode ignores payload indexes (and warns); the engines need them to filter fast
+        await record_indexes(client, name)
 
 
-async def _bank_index(client: AsyncQdrantClient, name: str) -> None:
+async def record_indexes(client: QdrantAPI, name: str) -> None:
+    """The payload indexes of a record collection: the bank as tenant, and every filtered field."""
+    await _bank_index(client, name)
+    for field_name in _KEYWORD_FIELDS:
+        await client.create_payload_index(name, field_name, models.PayloadSchemaType.KEYWORD, wait=True)
+    for field_name in _FLOAT_FIELDS:
+        await client.create_payload_index(name, field_name, models.PayloadSchemaType.FLOAT, wait=True)
+    await client.create_payload_index(name, "current", models.PayloadSchemaType.BOOL, wait=True)
+
+
+async def graph_indexes(client: QdrantAPI, name: str) -> None:
+    """The payload indexes of a graph collection (entities and review items)."""
+    await _bank_index(client, name)
+    for field_name in ("type", "keys"):
+        await client.create_payload_index(name, field_name, models.PayloadSchemaType.KEYWORD, wait=True)
+
+
+async def _bank_index(client: QdrantAPI, name: str) -> None:
     await client.create_payload_index(
         name,
         "bank_id",
@@ -778,24 +793,20 @@ async def _bank_index(client: AsyncQdrantClient, name: str) -> None:
     )
 
 
-async def create_companions(client: AsyncQdrantClient, name: str, model: ModelIdentity, server: bool) -> None:
+async def create_companions(client: QdrantAPI, name: str, model: ModelIdentity, indexed: bool) -> None:
     """The cold tier (same vectors as ``name``) and the graph collection (no vectors) of a collection."""
-    await create_collection(client, name + COLD, model, server)
+    await create_collection(client, name + COLD, model, indexed)
     if not await client.collection_exists(name + GRAPH):
         try:
             await client.create_collection(name + GRAPH, vectors_config={}, metadata=model.as_metadata())
         except (UnexpectedResponse, ValueError):
             if not await client.collection_exists(name + GRAPH):
                 raise
-    if server:
-        await _bank_index(client, name + GRAPH)
-        for field_name in ("type", "keys"):
-            await client.create_payload_index(
-                name + GRAPH, field_name, models.PayloadSchemaType.KEYWORD, wait=True
-            )
+    if indexed:
+        await graph_indexes(client, name + GRAPH)
 
 
-async def check_collection(client: AsyncQdrantClient, name: str, model: ModelIdentity) -> None:
+async def check_collection(client: QdrantAPI, name: str, model: ModelIdentity) -> None:
     """Refuse (FailedPrecondition) a collection whose shape or model identity is not ``model``'s."""
     config = (await client.get_collection(name)).config
     vectors = config.params.vectors
@@ -818,16 +829,16 @@ async def check_collection(client: AsyncQdrantClient, name: str, model: ModelIde
         raise identity_mismatch(name, stored, model)
 
 
-async def active_collection(client: AsyncQdrantClient, prefix: str) -> str | None:
+async def active_collection(client: QdrantAPI, prefix: str) -> str | None:
     """The collection the active alias names, or None before the first start."""
     return (await _aliases(client)).get(active_alias(prefix))
 
 
-async def _aliases(client: AsyncQdrantClient) -> dict[str, str]:
+async def _aliases(client: QdrantAPI) -> dict[str, str]:
     return {d.alias_name: d.collection_name for d in (await client.get_aliases()).aliases}
 
 
-async def point_alias(client: AsyncQdrantClient, prefix: str, collection: str) -> None:
+async def point_alias(client: QdrantAPI, prefix: str, collection: str) -> None:
     """Point the active alias (and its companions' aliases) at ``collection`` in one request: readers see
     the old or the new, never none."""
     alias = active_alias(prefix)
@@ -849,7 +860,7 @@ async def point_alias(client: AsyncQdrantClient, prefix: str, collection: str) -
     log.info("active collection switched", extra={"alias": alias, "collection": collection})
 
 
-async def _legacy_collections(client: AsyncQdrantClient, prefix: str, keep: str) -> list[str]:
+async def _legacy_collections(client: QdrantAPI, prefix: str, keep: str) -> list[str]:
     """Collections of this prefix from before the active alias existed, other than ``keep``, with points."""
     found = []
     start = prefix_start(prefix)
@@ -862,7 +873,7 @@ async def _legacy_collections(client: AsyncQdrantClient, prefix: str, keep: str)
     return found
 
 
-async def open_active(client: AsyncQdrantClient, prefix: str, model: ModelIdentity, server: bool) -> str:
+async def open_active(client: QdrantAPI, prefix: str, model: ModelIdentity, indexed: bool) -> str:
     """The active collection, checked against ``model``; created (and aliased) on the first start.
 
     A collection from before the cold tier and the graph existed gets its companions here.
@@ -870,7 +881,7 @@ async def open_active(client: AsyncQdrantClient, prefix: str, model: ModelIdenti
     current = await active_collection(client, prefix)
     if current is not None:
         await check_collection(client, current, model)
-        await create_companions(client, current, model, server)
+        await create_companions(client, current, model, indexed)
         known = await _aliases(client)
         if any(active_alias(prefix) + suffix not in known for suffix in COMPANIONS):
             await point_alias(client, prefix, current)
@@ -881,46 +892,8 @@ async def open_active(client: AsyncQdrantClient, prefix: str, model: ModelIdenti
             config = (await client.get_collection(legacy)).config
             stored = stored_identity(config.metadata) or ModelIdentity("unknown", 0)
             raise identity_mismatch(legacy, stored, model)
-    await create_collection(client, name, model, server)
+    await create_collection(client, name, model, indexed)
     await check_collection(client, name, model)
-    await create_companions(client, name, model, server)
+    await create_companions(client, name, model, indexed)
     await point_alias(client, prefix, name)
     return name
-
-
-def connect(settings: SemanticSettings) -> AsyncQdrantClient:
-    """A Qdrant client: the server when ``QDRANT_URL`` is set, else local mode (a directory, or memory)."""
-    if settings.qdrant_url:
-        return AsyncQdrantClient(
-            url=settings.qdrant_url, api_key=settings.qdrant_api_key or None, timeout=settings.qdrant_timeout
-        )
-    if settings.qdrant_path:
-        return AsyncQdrantClient(path=settings.qdrant_path)
-    return AsyncQdrantClient(location=":memory:")
-
-
-def target_of(settings: SemanticSettings) -> str:
-    """Where the vectors are, for messages."""
-    return settings.qdrant_url or settings.qdrant_path or ":memory:"
-
-
-@contextlib.asynccontextmanager
-async def open_vector_store(
-    settings: SemanticSettings, model: ModelIdentity
-) -> AsyncIterator[QdrantVectorStore]:
-    """Open Qdrant and check that the active collection holds ``model``'s vectors.
-
-    The store reads and writes through the active alias, so a reindex that switches it (on a Qdrant
-    server, while this layer runs) is followed at once.
-    """
-    client = connect(settings)
-    target = target_of(settings)
-    try:
-        with _qdrant_errors(target):
-            collection = await open_active(
-                client, settings.collection_prefix, model, server=bool(settings.qdrant_url)
-            )
-        log.info("active collection", extra={"collection": collection, "model": model.name})
-        yield QdrantVectorStore(client, active_alias(settings.collection_prefix), target)
-    finally:
-        await client.close()

@@ -219,7 +219,7 @@ def test_up_with_no_store_configured_embeds_postgres_valkey_and_qdrant_and_stops
         assert info is not None
         assert info.database_url.startswith("postgresql://") and info.database_url.endswith("/hindsight")
         assert info.redis_url.startswith("redis://")
-        assert "PostgreSQL embedded, Valkey embedded, Qdrant local" in "\n".join(mesh.lines)
+        assert "PostgreSQL embedded, Valkey embedded, Qdrant Edge" in "\n".join(mesh.lines)
         assert_every_service_serving(info)
         family = mesh.family()
         assert {p.name() for p in family} >= {"postgres", "valkey-server"}

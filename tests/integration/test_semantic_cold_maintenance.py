@@ -1,6 +1,6 @@
 """The reflect layer's maintenance moves stale, unimportant semantic records to the cold tier over gRPC.
 
-Real services: inference, semantic (Qdrant local mode), episodic and the reflect engine on PostgreSQL; the
+Real services: inference, semantic (Qdrant Edge), episodic and the reflect engine on PostgreSQL; the
 reflect engine's clock is moved forward instead of waiting.
 """
 

@@ -1,5 +1,5 @@
 """Semantic memory's learning: facts from turns, dedup, supersede chains, the review queue, the entity graph,
-the cold tier and deletes, against the real inference service and Qdrant local mode over real gRPC."""
+the cold tier and deletes, against the real inference service, Qdrant Edge and local mode over real gRPC."""
 
 from __future__ import annotations
 
@@ -18,13 +18,14 @@ from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.llm import LLMClient, LLMSettings
 from hindsight.runtime.records import RecordMeta, Source, TimeRange, Trust, to_timestamp
 from hindsight.runtime.testing import channel_to, serving
+from hindsight.semantic.backend import connect, open_vector_store
 from hindsight.semantic.embedder import InferenceEmbedder, describe_model
 from hindsight.semantic.engine import SemanticEngine
 from hindsight.semantic.llm_extract import LLMExtractor
 from hindsight.semantic.records import RecordKind, SearchOptions, SemanticRecord, alias_name
 from hindsight.semantic.service import open_service
 from hindsight.semantic.settings import SemanticSettings
-from hindsight.semantic.store import open_vector_store, point_id
+from hindsight.semantic.store import point_id
 from tests.llm_test_server import Reply, openai_test_server
 
 TIMEOUT = 30
@@ -32,8 +33,9 @@ FACT = semantic_pb2.RECORD_KIND_FACT
 TURN = semantic_pb2.RECORD_KIND_TURN
 
 
-BACKENDS = ["local"] + (["server"] if os.environ.get("QDRANT_URL") else [])
-"""Every test runs on Qdrant local mode, and on the Qdrant server at ``QDRANT_URL`` when one is given."""
+BACKENDS = ["edge", "local"] + (["server"] if os.environ.get("QDRANT_URL") else [])
+"""Every test runs on Qdrant Edge, on local mode (the stand-in for the server API), and on the Qdrant server
+at ``QDRANT_URL`` when one is given."""
 
 
 @pytest.fixture(params=BACKENDS)
@@ -45,7 +47,9 @@ async def stub(
             inference_addr=inference_addr, qdrant_url=os.environ["QDRANT_URL"], collection_prefix=unique_name
         )
     else:
-        settings = SemanticSettings(inference_addr=inference_addr, qdrant_url="")
+        settings = SemanticSettings(
+            inference_addr=inference_addr, qdrant_url="", qdrant_backend=request.param
+        )
     async with serving(lambda: open_service(settings)) as server, channel_to(server) as channel:
         yield semantic_pb2_grpc.SemanticServiceStub(channel)
     if request.param == "server":
@@ -622,7 +626,7 @@ async def test_points_written_before_validity_and_tiers_existed_stay_current_and
         await client.close()
     async with open_vector_store(settings, model):
         pass  # creates the collections
-    qdrant = AsyncQdrantClient(path=settings.qdrant_path)
+    qdrant = connect(settings)
     try:
         older_payload = {
             "bank_id": unique_name,

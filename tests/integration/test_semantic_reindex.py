@@ -1,6 +1,6 @@
 """Model identity and reindex, end to end: change the model, the restart refuses, reindex, recall works.
 
-Real inference service (both packaged models), real semantic service over gRPC, Qdrant local mode on disk.
+Real inference service (both packaged models), real semantic service over gRPC, Qdrant Edge on disk.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from qdrant_client import AsyncQdrantClient
 
 from hindsight.cli.reindex import run_async as run_reindex
 from hindsight.contracts.common.v1 import common_pb2
@@ -22,6 +21,7 @@ from hindsight.inference.settings import DEFAULT_MODEL, MINILM_MODEL
 from hindsight.runtime.errors import FailedPrecondition
 from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.testing import channel_to, serving
+from hindsight.semantic.backend import connect
 from hindsight.semantic.records import ModelIdentity, alias_name, collection_name
 from hindsight.semantic.service import open_service
 from hindsight.semantic.settings import SemanticSettings
@@ -68,7 +68,7 @@ def _args(bank: str = "", drop_old: bool = False) -> argparse.Namespace:
 
 
 async def _active(path: str, prefix: str = "hs") -> str | None:
-    client = AsyncQdrantClient(path=path)
+    client = connect(SemanticSettings(qdrant_path=path))
     try:
         return await active_collection(client, prefix)
     finally:
@@ -124,7 +124,7 @@ async def test_a_bank_only_reindex_under_the_same_model_keeps_every_other_bank(
     assert await run_reindex(_args(bank="bank-b", drop_old=True), stderr) == 0
     second = await _active(settings.qdrant_path)
     assert second != first
-    client = AsyncQdrantClient(path=settings.qdrant_path)
+    client = connect(settings)
     try:
         assert not await client.collection_exists(first or "")
         assert (await client.count(alias_name("hs"))).count == 4
@@ -145,14 +145,14 @@ async def test_reindex_says_so_when_there_is_no_store(
 
 
 async def test_a_new_file_under_the_same_model_name_and_dimension_is_refused_too(tmp_path: Path) -> None:
-    client = AsyncQdrantClient(path=str(tmp_path / "qdrant"))
+    client = connect(SemanticSettings(qdrant_path=str(tmp_path / "qdrant")))
     try:
         before = ModelIdentity("use-multilingual-v3", 512, "a" * 64)
         after = ModelIdentity("use-multilingual-v3", 512, "b" * 64)
-        assert await open_active(client, "hs", before, server=False) == collection_name("hs", before)
-        assert await open_active(client, "hs", before, server=False) == collection_name("hs", before)
+        assert await open_active(client, "hs", before, indexed=True) == collection_name("hs", before)
+        assert await open_active(client, "hs", before, indexed=True) == collection_name("hs", before)
         with pytest.raises(FailedPrecondition, match=r"sha256 aaaaaaaaaaaa\).*serves .*sha256 bbbbbbbbbbbb"):
-            await open_active(client, "hs", after, server=False)
+            await open_active(client, "hs", after, indexed=True)
     finally:
         await client.close()
 

@@ -1,4 +1,4 @@
-"""The semantic layer against the real inference service and Qdrant local mode, over real gRPC."""
+"""The semantic layer against the real inference service and Qdrant Edge, over real gRPC."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from qdrant_client import AsyncQdrantClient, models
+from qdrant_client import models
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.inference.v1 import inference_pb2_grpc
@@ -20,6 +20,7 @@ from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.errors import FailedPrecondition
 from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.testing import channel_to, serving
+from hindsight.semantic.backend import connect
 from hindsight.semantic.embedder import describe_model
 from hindsight.semantic.records import collection_name
 from hindsight.semantic.service import SERVICE_NAME, open_service
@@ -275,7 +276,7 @@ async def test_a_collection_of_another_dimension_refuses_to_start(inference_addr
     client = LayerClient(inference_addr, inference_pb2_grpc.InferenceServiceStub)
     model = await describe_model(client, "", wait_seconds=5)
     await client.close()
-    qdrant = AsyncQdrantClient(path=settings.qdrant_path)
+    qdrant = connect(settings)
     await qdrant.create_collection(
         collection_name(settings.collection_prefix, model),
         vectors_config=models.VectorParams(size=3, distance=models.Distance.COSINE),
