@@ -13,6 +13,7 @@ SUITES: dict[str, str] = {
     "retrieval": "hindsight.cli.bench.retrieval",
     "inference": "hindsight.cli.bench.inference",
     "working": "hindsight.cli.bench.working",
+    "scale": "hindsight.cli.bench.scale",
 }
 """Suite name -> module path. A suite module registers itself by being listed here."""
 

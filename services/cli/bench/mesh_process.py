@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import psutil
@@ -98,15 +98,18 @@ def _wait_ready(process: subprocess.Popen[str], home: Path, timeout: float) -> t
 
 
 @contextlib.contextmanager
-def embedded_mesh(timeout: float = 240.0) -> Iterator[tuple[MeshInfo, int]]:
+def embedded_mesh(
+    timeout: float = 240.0, environ: Mapping[str, str] | None = None
+) -> Iterator[tuple[MeshInfo, int]]:
     """Run ``hindsight up`` on a fresh temporary home; yields the mesh and the supervisor's pid.
 
-    Not under pytest's private temp base: the embedded PostgreSQL runs as its own system user when
-    started as root, and must traverse the path.
+    ``environ`` replaces this process's environment for the mesh (a suite that compares settings side
+    by side passes each its own). Not under pytest's private temp base: the embedded PostgreSQL runs as
+    its own system user when started as root, and must traverse the path.
     """
     with tempfile.TemporaryDirectory(prefix="hindsight-bench-") as tmp:
         home = Path(tmp) / "home"
-        env = dict(os.environ, HINDSIGHT_HOME=str(home))
+        env = dict(os.environ if environ is None else environ, HINDSIGHT_HOME=str(home))
         command = [sys.executable, "-m", "hindsight.cli.main", "up", "--home", str(home), "--mcp-port", "0"]
         command += ["--timeout", str(timeout)]
         process = subprocess.Popen(
