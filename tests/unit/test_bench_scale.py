@@ -155,6 +155,15 @@ def test_the_json_has_the_issue_keys_and_the_settled_pass_beside_them(tmp_path: 
     ]
 
 
+def test_the_gain_is_taken_against_the_new_backend_run_under_the_previous_ones_conditions() -> None:
+    full = _backend("edge", 1.0, (1_000, 3_000))
+    compared = _backend("edge", 2.0, (1_000,))
+    data = report(full, _backend("local", 6.0, (1_000,)), {"commit": "abc", "settings": {}}, compared)
+    assert data["compared"]["sizes"][0]["recall_ms"]["p50"] == 40.0
+    assert [row["p50_ratio"] for row in data["gain"]] == [3.0]
+    assert data["sizes"][0]["recall_ms"]["p50"] == 20.0  # the top level stays the full run
+
+
 def test_without_a_comparison_the_report_has_no_previous_backend_and_no_gain() -> None:
     data = report(_backend("edge", 1.0, (1_000,)), None, {"commit": "abc", "settings": {}})
     assert data["previous"] is None and data["gain"] == []

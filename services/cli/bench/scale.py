@@ -20,7 +20,7 @@ import sys
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +80,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=600.0,
         metavar="S",
         help="time cap of the previous backend's run, mesh start excluded (default: 600)",
+    )
+    parser.add_argument(
+        "--compare-other-banks",
+        type=int,
+        default=5,
+        metavar="N",
+        help="other banks in the side-by-side comparison with the previous backend, which cannot hold"
+        " the full background within its cap (default: 5)",
     )
     parser.add_argument("--no-compare", action="store_true", help="measure only the new backend")
     parser.add_argument(
@@ -298,6 +306,7 @@ def run_info(
         "concurrency": [1, CONCURRENCY],
         "backends": list(backends),
         "local_cap_s": None if args.no_compare else args.local_cap_s,
+        "compare_other_banks": None if args.no_compare else args.compare_other_banks,
         "max_turns": args.max_turns,
         "data": [str(path) for path in args.data],
         "env": settings_overrides(),
@@ -332,19 +341,32 @@ def run(args: argparse.Namespace) -> int:
     )
     backends = [NEW_BACKEND] if args.no_compare else [NEW_BACKEND, PREVIOUS_BACKEND]
     results: list[BackendResult] = []
-    for backend in backends:
+    compared: BackendResult | None = None
+
+    def measure(backend: str, measured: Plan, cap: float | None) -> BackendResult:
         print(f"{backend}: starting an embedded mesh ...", file=sys.stderr, flush=True)
         with embedded_mesh(environ=mesh_environment(backend)) as (info, supervisor_pid):
-            cap = args.local_cap_s if backend == PREVIOUS_BACKEND else None
-            results.append(asyncio.run(measure_backend(backend, info, supervisor_pid, corpus, plan, cap)))
-        print(markdown_backend(results[-1]))
-        if args.json:  # after each backend, so a later failure keeps what was measured
+            result = asyncio.run(measure_backend(backend, info, supervisor_pid, corpus, measured, cap))
+        print(markdown_backend(result))
+        return result
+
+    def save() -> None:  # after each run, so a later failure keeps what was measured
+        if args.json:
             previous = results[1] if len(results) > 1 else None
-            write_report(
-                args.json, report(results[0], previous, run_info(args, plan, started, backends, checkout))
-            )
-    if len(results) > 1:
-        print(markdown_gain(gains(results[0], results[1]), NEW_BACKEND, PREVIOUS_BACKEND))
+            info = run_info(args, plan, started, backends, checkout)
+            write_report(args.json, report(results[0], previous, info, compared))
+
+    results.append(measure(NEW_BACKEND, plan, None))
+    save()
+    if not args.no_compare:
+        side_by_side = replace(plan, other_banks=min(plan.other_banks, args.compare_other_banks))
+        results.append(measure(PREVIOUS_BACKEND, side_by_side, args.local_cap_s))
+        reached = tuple(size.turns for size in results[1].sizes)
+        if reached:  # the new backend again, under exactly the previous one's conditions
+            compared = measure(NEW_BACKEND, replace(side_by_side, sizes=reached), None)
+        save()
+        if compared is not None:
+            print(markdown_gain(gains(compared, results[1]), NEW_BACKEND, PREVIOUS_BACKEND))
     for result in results:
         partial = sum(
             size.recall.partial + size.recall_c8.partial + (size.settled.partial if size.settled else 0)

@@ -212,11 +212,21 @@ def gains(new: BackendResult, previous: BackendResult) -> list[dict[str, Any]]:
     return rows
 
 
-def report(new: BackendResult, previous: BackendResult | None, run: dict[str, Any]) -> dict[str, Any]:
-    """The JSON document: the new backend's figures at the top level, the previous one's beside them."""
+def report(
+    new: BackendResult,
+    previous: BackendResult | None,
+    run: dict[str, Any],
+    compared: BackendResult | None = None,
+) -> dict[str, Any]:
+    """The JSON document: the new backend's figures at the top level, the previous one's beside them.
+
+    ``compared`` is the new backend run again under the previous one's conditions (fewer other banks,
+    up to the size the previous one reached): the gain is taken against it, side by side.
+    """
     data = new.to_json()
     data["previous"] = previous.to_json() if previous else None
-    data["gain"] = gains(new, previous) if previous else []
+    data["compared"] = compared.to_json() if compared else None
+    data["gain"] = gains(compared or new, previous) if previous else []
     data["run"] = run
     return data
 
