@@ -12,7 +12,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Generic, TypeVar
 
+from hindsight.episodic import cpu
 from hindsight.episodic.access import AccessRecorder
+from hindsight.episodic.keyword import analyse_query
 from hindsight.episodic.models import (
     AccessStats,
     Episode,
@@ -45,8 +47,10 @@ from hindsight.episodic.store import (
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.llm import LLMClient
 from hindsight.runtime.logs import deadline_var
+from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import RecordMeta, Turn, utcnow
-from hindsight.runtime.text import search_terms, terms
+from hindsight.runtime.rewrites import Phrasings
+from hindsight.runtime.text import terms
 from hindsight.runtime.tsearch import query_terms
 
 log = logging.getLogger(__name__)
@@ -181,14 +185,23 @@ class EpisodicMemory:
             )
             return False
 
-    async def search_turns(self, bank_id: str, query: str, where: TurnFilter, limit: int) -> list[ScoredTurn]:
+    async def search_turns(
+        self, bank_id: str, query: str | Phrasings, where: TurnFilter, limit: int
+    ) -> list[ScoredTurn]:
         """Turns sharing keywords (English stems, Chinese characters and bigrams), ranked by BM25 times
-        time decay."""
-        usable = set(query_terms(query, search_terms))
-        lexemes = [term for term in search_terms(query) if term in usable]  # repeats weigh more
-        if not lexemes:
-            return []
-        return await self.store.search_turns(bank_id, lexemes, where, self._decay(), limit)
+        time decay; with rewrites, every phrasing is searched and the lists merged into one (see
+        :mod:`hindsight.runtime.rewrites`)."""
+        phrasings = Phrasings.of(query)
+        decay = self._decay()
+
+        async def one(text: str) -> list[ScoredTurn]:
+            lexemes = await analyse_query(text)  # repeats weigh more
+            if not lexemes:
+                return []
+            return await self.store.search_turns(bank_id, lexemes, where, decay, limit)
+
+        lists = await asyncio.gather(*(one(text) for text in phrasings.texts))
+        return phrasings.merge(lists, key=lambda hit: hit.turn.id)
 
     async def list_turns(
         self, bank_id: str, where: TurnFilter, page_size: int, page_token: str, newest_first: bool = False
@@ -285,7 +298,11 @@ class EpisodicMemory:
         self, bank_id: str, query: str, where: EpisodeFilter, limit: int
     ) -> list[ScoredEpisode]:
         """Episodes passing the filters, by keyword rank times time decay; newest first without a query."""
-        lexemes = query_terms(query, terms) if query.strip() else []
+        lexemes = (
+            await off_loop(lambda: query_terms(query, terms), len(query), cpu.MIN_CHARS)
+            if query.strip()
+            else []
+        )
         if query.strip() and not lexemes:
             return []
         return await self.store.search_episodes(bank_id, lexemes, where, self._decay(), limit)
@@ -296,23 +313,26 @@ class EpisodicMemory:
         turns = await self.store.unsegmented_turns(bank_id, session_id, settings.segment_max_read)
         if not turns:
             return Segmented([], "similarity")
+        size = len(turns)  # similarities are the costly part (0.1-0.4 ms a turn)
         if self.embed is not None:
             try:
                 vectors = await self.embed(bank_id, [f"{turn.speaker} {turn.text}".strip() for turn in turns])
-                similarities = vector_similarities(vectors)
+                similarities = await off_loop(lambda: vector_similarities(vectors), size, cpu.MIN_TURNS)
                 threshold = settings.segment_embedding_threshold
             except Exception:
                 log.warning("embedding turns failed; segmenting by shared words", exc_info=True)
-                similarities, threshold = lexical_similarities(turns), settings.segment_lexical_threshold
+                similarities = await off_loop(lambda: lexical_similarities(turns), size, cpu.MIN_TURNS)
+                threshold = settings.segment_lexical_threshold
         else:
-            similarities, threshold = lexical_similarities(turns), settings.segment_lexical_threshold
+            similarities = await off_loop(lambda: lexical_similarities(turns), size, cpu.MIN_TURNS)
+            threshold = settings.segment_lexical_threshold
         rules = SegmentRules(
             threshold=threshold,
             gap=timedelta(minutes=settings.segment_gap_minutes),
             min_turns=settings.segment_min_turns,
             max_turns=settings.segment_max_turns,
         )
-        segments = split(turns, similarities, rules)
+        segments = await off_loop(lambda: split(turns, similarities, rules), size, cpu.MIN_TURNS)
         finished = segments if final else segments[:-1]
         if not finished:
             return Segmented([], "similarity")

@@ -21,8 +21,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
+from hindsight.episodic import cpu
 from hindsight.episodic.models import Episode, Outcome
 from hindsight.runtime.llm import LLMClient, LLMError
+from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import RecordMeta, Role, Source, Turn
 from hindsight.runtime.text import terms
 
@@ -239,16 +241,22 @@ class Extraction:
 async def extract(
     llm: LLMClient | None, bank_id: str, segments: Sequence[Sequence[Turn]], max_tokens: int
 ) -> Extraction:
-    """An episode of each segment: by the LLM when configured (rules where it fails), else by rules."""
+    """An episode of each segment: by the LLM when configured (rules where it fails), else by rules (in a
+    thread when there are many turns: about 0.05 ms each)."""
+    if llm is None:
+        size = sum(len(segment) for segment in segments)
+        rules = await off_loop(
+            lambda: [rule_episode(bank_id, segment) for segment in segments], size, cpu.MIN_TURNS
+        )
+        return Extraction(rules, "similarity")
     episodes = []
     used_llm = False
     for segment in segments:
-        if llm is not None:
-            try:
-                episodes.append(await llm_episode(llm, bank_id, segment, max_tokens))
-                used_llm = True
-                continue
-            except LLMError as exc:
-                log.warning("llm episode extraction failed; using the rules", extra={"error": str(exc)})
+        try:
+            episodes.append(await llm_episode(llm, bank_id, segment, max_tokens))
+            used_llm = True
+            continue
+        except LLMError as exc:
+            log.warning("llm episode extraction failed; using the rules", extra={"error": str(exc)})
         episodes.append(rule_episode(bank_id, segment))
     return Extraction(episodes, "llm" if used_llm else "similarity")

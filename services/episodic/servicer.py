@@ -25,6 +25,7 @@ from hindsight.runtime.records import (
     to_timestamp,
     trust_from_pb,
 )
+from hindsight.runtime.rewrites import check_phrasings
 from hindsight.runtime.validation import check_limit, check_text
 
 DEFAULT_SEARCH_LIMIT = 10
@@ -151,7 +152,8 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
     async def SearchTurns(
         self, request: episodic_pb2.SearchTurnsRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.SearchTurnsResponse:
-        query = check_text(request.query, "query", MAX_QUERY_CHARS)
+        weight = request.rewrite_weight if request.HasField("rewrite_weight") else None
+        phrasings = check_phrasings(request.query, request.rewrites, weight, MAX_QUERY_CHARS)
         where = turn_filter_from_pb(request.filter) if request.HasField("filter") else TurnFilter()
         if request.HasField("time_range"):
             if where.time_range.start or where.time_range.end:
@@ -165,7 +167,7 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
                 include_archived=where.include_archived,
             )
         limit = check_limit(request.limit, "limit", DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
-        hits = await self._memory.search_turns(request.bank_id, query, where, limit)
+        hits = await self._memory.search_turns(request.bank_id, phrasings, where, limit)
         return episodic_pb2.SearchTurnsResponse(
             hits=[common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score) for hit in hits]
         )

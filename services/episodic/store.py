@@ -1,7 +1,9 @@
 """The episodic store: turns, episodes, the outbox and access statistics in PostgreSQL (psycopg 3 async).
 
-All SQL of the layer lives here. Tables sit in the layer's own schema (created by the migrations in
-``migrations/``); every statement names them schema-qualified, so no connection state is assumed.
+The layer's one store interface. Keyword search and the keyword tables it keeps have their own store,
+:mod:`hindsight.episodic.keyword`, which this one calls inside its own transactions. Tables sit in the
+layer's own schema (created by the migrations in ``migrations/``); every statement names them
+schema-qualified, so no connection state is assumed.
 
 Every write that another layer must see adds its outbox entries in the same transaction as the
 record, for each target layer this deployment has (an address is configured): either all of it is
@@ -13,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -24,6 +26,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from hindsight.episodic.keyword import KeywordStore, TurnTerms, analyse_turns
 from hindsight.episodic.models import (
     Episode,
     EpisodeFilter,
@@ -34,22 +37,25 @@ from hindsight.episodic.models import (
     TurnFilter,
 )
 from hindsight.episodic.paging import PageKey
+from hindsight.episodic.rows import (
+    TURN_COLUMNS,
+    TURN_COLUMNS_OF_T,
+    Decay,
+    ScoredTurn,
+    and_,
+    decay_factor,
+    record_conditions,
+    turn_conditions,
+    turn_from_row,
+)
 from hindsight.episodic.settings import EpisodicSettings
 from hindsight.runtime.errors import FailedPrecondition, NotFound, Unavailable
 from hindsight.runtime.migrations import load_migrations, migrate
-from hindsight.runtime.records import RecordMeta, Role, Source, TimeRange, Trust, Turn
+from hindsight.runtime.records import RecordMeta, Turn
 from hindsight.runtime.text import search_terms
 from hindsight.runtime.tsearch import tsquery_literal, tsvector_literal
 
 log = logging.getLogger(__name__)
-
-BM25_K1 = 1.2
-"""BM25 term-frequency saturation: a word said twice counts for more than once, ten times not ten-fold."""
-BM25_B = 0.75
-"""BM25 length normalisation: a match in a short turn weighs more than the same match in a long one."""
-ANALYZER = 2
-"""Version of the turn analysis in ``search_terms``: 1 = plain terms, 2 = English words stemmed."""
-REANALYSE_BATCH = 500
 
 SEMANTIC = "semantic"
 WORKING = "working"
@@ -61,13 +67,6 @@ DELETE = "delete"
 TURN = "turn"
 EPISODE = "episode"
 
-_TURN_COLUMN_NAMES = (
-    "id, session_id, role, speaker, text, source, trust, occurred_at, tags, importance, "
-    "source_turn_ids, schema_version"
-).split(", ")
-_TURN_COLUMNS = sql.SQL(", ").join(map(sql.Identifier, _TURN_COLUMN_NAMES))
-_TURN_COLUMNS_OF_T = sql.SQL(", ").join(sql.Identifier("t", name) for name in _TURN_COLUMN_NAMES)
-"""The same columns, qualified with the alias ``t``."""
 _EPISODE_COLUMN_NAMES = (
     "id, session_id, situation, action, outcome, lesson, task_type, tools, result, source, trust, tags, "
     "importance, source_turn_ids, occurred_at, recorded_at, schema_version"
@@ -77,29 +76,12 @@ _EPISODE_COLUMNS_OF_E = sql.SQL(", ").join(sql.Identifier("e", name) for name in
 
 
 @dataclass(frozen=True)
-class ScoredTurn:
-    """A turn found by keyword search, with its rank (higher is better, comparable within one search)."""
-
-    turn: Turn
-    score: float
-
-
-@dataclass(frozen=True)
 class RecordResult:
     """How many turns of a request were new and how many were already stored, and their outbox entries."""
 
     recorded: int
     duplicates: int
     outbox_ids: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class Decay:
-    """Time decay of keyword scores: ``floor + (1 - floor) * 0.5 ** (age / half_life)``, age at ``now``."""
-
-    now: datetime
-    half_life_days: float
-    floor: float
 
 
 @dataclass(frozen=True)
@@ -300,18 +282,6 @@ class EpisodicStore(Protocol):
         ...
 
 
-def _turn_from_row(row: DictRow) -> Turn:
-    meta = RecordMeta.from_fields(row, time=row["occurred_at"])
-    return Turn(
-        id=row["id"],
-        session_id=row["session_id"],
-        text=row["text"],
-        role=Role(row["role"]),
-        speaker=row["speaker"],
-        meta=meta,
-    )
-
-
 def _episode_from_row(row: DictRow) -> Episode:
     meta = RecordMeta.from_fields(row, time=row["occurred_at"])
     return Episode(
@@ -342,7 +312,7 @@ def _entry_from_row(row: DictRow) -> OutboxEntry:
     )
 
 
-def _turn_params(bank_id: str, turn: Turn) -> dict[str, Any]:
+def _turn_params(bank_id: str, turn: Turn, terms: TurnTerms) -> dict[str, Any]:
     meta = turn.meta
     return {
         "bank_id": bank_id,
@@ -353,17 +323,7 @@ def _turn_params(bank_id: str, turn: Turn) -> dict[str, Any]:
         "text": turn.text,
         **meta.to_fields(),
         "occurred_at": meta.time,
-        **_turn_terms(turn.speaker, turn.text),
-    }
-
-
-def _turn_terms(speaker: str, text: str) -> dict[str, Any]:
-    """The indexed terms of a turn (speaker and text, English words stemmed) and how many there are."""
-    analysed = search_terms(" ".join(part for part in (speaker, text) if part))
-    return {
-        "search_terms": tsvector_literal((speaker, text), search_terms),
-        "term_count": len(analysed),
-        "analyzer": ANALYZER,
+        **terms.params(),
     }
 
 
@@ -390,59 +350,6 @@ def _episode_params(bank_id: str, episode: Episode) -> dict[str, Any]:
     }
 
 
-def _time_conditions(
-    column: sql.Composable, time_range: TimeRange, params: dict[str, Any]
-) -> list[sql.Composable]:
-    conditions: list[sql.Composable] = []
-    if time_range.start is not None:
-        params["start"] = time_range.start
-        conditions.append(sql.SQL("{} >= %(start)s").format(column))
-    if time_range.end is not None:
-        params["end"] = time_range.end
-        conditions.append(sql.SQL("{} < %(end)s").format(column))
-    return conditions
-
-
-def _record_conditions(
-    col: Callable[[str], sql.Composable],
-    tags: Sequence[str],
-    sources: Sequence[Source],
-    min_trust: Trust | None,
-    time_range: TimeRange,
-    params: dict[str, Any],
-) -> list[sql.Composable]:
-    """Conditions on what turns and episodes both carry: tags (all of them), source, trust and time."""
-    conditions: list[sql.Composable] = []
-    if tags:
-        params["f_tags"] = list(tags)
-        conditions.append(sql.SQL("{} @> %(f_tags)s::text[]").format(col("tags")))
-    if sources:
-        params["f_sources"] = [source.value for source in sources]
-        conditions.append(sql.SQL("{} = ANY(%(f_sources)s)").format(col("source")))
-    if min_trust is not None:
-        params["f_trust"] = int(min_trust)
-        conditions.append(sql.SQL("{} >= %(f_trust)s").format(col("trust")))
-    return conditions + _time_conditions(col("occurred_at"), time_range, params)
-
-
-def _turn_conditions(alias: str, where: TurnFilter, params: dict[str, Any]) -> list[sql.Composable]:
-    """SQL conditions (on table alias ``alias``) for a turn filter; their values go into ``params``."""
-
-    def col(name: str) -> sql.Composable:
-        return sql.Identifier(alias, name)
-
-    conditions: list[sql.Composable] = []
-    if not where.include_archived:
-        conditions.append(sql.SQL("{} IS NULL").format(col("archived_at")))
-    if where.session_id:
-        params["f_session"] = where.session_id
-        conditions.append(sql.SQL("{} = %(f_session)s").format(col("session_id")))
-    conditions += _record_conditions(
-        col, where.tags, where.sources, where.min_trust, where.time_range, params
-    )
-    return conditions
-
-
 def _episode_conditions(alias: str, where: EpisodeFilter, params: dict[str, Any]) -> list[sql.Composable]:
     """SQL conditions for an episode filter: the task type and tools pre-filter candidates before ranking."""
 
@@ -459,25 +366,8 @@ def _episode_conditions(alias: str, where: EpisodeFilter, params: dict[str, Any]
     if where.result is not Outcome.UNSPECIFIED:
         params["f_result"] = where.result.value
         conditions.append(sql.SQL("{} = %(f_result)s").format(col("result")))
-    conditions += _record_conditions(
-        col, where.tags, where.sources, where.min_trust, where.time_range, params
-    )
+    conditions += record_conditions(col, where.tags, where.sources, where.min_trust, where.time_range, params)
     return conditions
-
-
-def _and(conditions: Sequence[sql.Composable]) -> sql.Composable:
-    return sql.SQL(" AND ").join(conditions) if conditions else sql.SQL("TRUE")
-
-
-def _decay_factor(column: sql.Composable, decay: Decay, params: dict[str, Any]) -> sql.Composable:
-    params["d_now"] = decay.now
-    params["d_floor"] = decay.floor
-    params["d_half_life"] = decay.half_life_days * 86_400.0
-    return sql.SQL(
-        "(%(d_floor)s::float8 + (1 - %(d_floor)s::float8) * power(0.5::float8, "
-        "greatest(extract(epoch FROM (%(d_now)s::timestamptz - {column})), 0)::float8 "
-        "/ %(d_half_life)s::float8))"
-    ).format(column=column)
 
 
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
@@ -526,6 +416,8 @@ class PostgresEpisodicStore:
         self._outbox = sql.Identifier(schema, "outbox")
         self._delivered = sql.Identifier(schema, "outbox_delivered")
         self._access = sql.Identifier(schema, "access_stats")
+        self.keywords = KeywordStore(schema, self._connection)
+        """Keyword search and the keyword tables, kept up by this store's writes."""
         addresses = {
             SEMANTIC: settings.semantic_addr,
             WORKING: settings.working_addr,
@@ -558,35 +450,8 @@ class PostgresEpisodicStore:
         return store
 
     async def reanalyse(self) -> int:
-        """Re-index turns written by an older analysis (see :data:`ANALYZER`), in batches; returns how many.
-
-        Safe to run from several replicas at once: each batch locks its rows and skips locked ones.
-        """
-        select = sql.SQL(
-            "SELECT bank_id, id, speaker, text FROM {turns} WHERE analyzer < %s "
-            "LIMIT %s FOR UPDATE SKIP LOCKED"
-        ).format(turns=self._turns)
-        update = sql.SQL(
-            "UPDATE {turns} SET search_terms = %(search_terms)s::tsvector, term_count = %(term_count)s, "
-            "analyzer = %(analyzer)s WHERE bank_id = %(bank_id)s AND id = %(id)s"
-        ).format(turns=self._turns)
-        total = 0
-        while True:
-            async with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
-                rows = await (await cursor.execute(select, (ANALYZER, REANALYSE_BATCH))).fetchall()
-                if not rows:
-                    break
-                await cursor.executemany(
-                    update,
-                    [
-                        {"bank_id": r["bank_id"], "id": r["id"], **_turn_terms(r["speaker"], r["text"])}
-                        for r in rows
-                    ],
-                )
-            total += len(rows)
-        if total:
-            log.info("re-analysed turns for keyword search", extra={"turns": total, "analyzer": ANALYZER})
-        return total
+        """Re-index turns of an older analysis; returns how many (see :meth:`KeywordStore.reanalyse`)."""
+        return await self.keywords.reanalyse()
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[DictRow]]:
@@ -683,11 +548,12 @@ class PostgresEpisodicStore:
             "%(analyzer)s) "
             "ON CONFLICT (bank_id, id) DO NOTHING RETURNING id"
         ).format(turns=self._turns)
+        ordered = sorted(turns, key=lambda turn: turn.id)  # one lock order for concurrent writers
+        analysed = await analyse_turns([(turn.speaker, turn.text) for turn in ordered])
+        params = [_turn_params(bank_id, turn, terms) for turn, terms in zip(ordered, analysed, strict=True)]
         async with self._connection() as conn, conn.transaction():
             async with conn.cursor() as cursor:
-                await cursor.executemany(
-                    statement, [_turn_params(bank_id, turn) for turn in turns], returning=True
-                )
+                await cursor.executemany(statement, params, returning=True)
                 recorded: list[str] = []
                 while True:
                     row = await cursor.fetchone()
@@ -695,6 +561,7 @@ class PostgresEpisodicStore:
                         recorded.append(row["id"])
                     if not cursor.nextset():
                         break
+            await self.keywords.index(conn, bank_id, recorded)  # right after the turns: the lock order
             fresh = set(recorded)
             await self._note_bank_and_sessions(conn, bank_id, [turn for turn in turns if turn.id in fresh])
             outbox = await self._sync_turns(conn, bank_id, recorded, claim_until)
@@ -703,60 +570,14 @@ class PostgresEpisodicStore:
     async def search_turns(
         self, bank_id: str, lexemes: Sequence[str], where: TurnFilter, decay: Decay, limit: int
     ) -> list[ScoredTurn]:
-        """Okapi BM25 over the bank's live turns, in one statement, times the time decay.
-
-        Every turn holding a query term is a candidate, so a term's document frequency is counted
-        exactly among the candidates; the bank's size and mean length come from the same snapshot.
-        IDF is Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``, never negative. A term repeated in
-        the query counts once per repeat. Filters apply after scoring, so IDF is the bank's.
-        """
-        weights = Counter(lexemes)
-        query = tsquery_literal(weights)
-        if query is None:
-            return []
-        params: dict[str, Any] = {
-            "bank_id": bank_id,
-            "query": query,
-            "lexemes": list(weights),
-            "weights": [float(count) for count in weights.values()],
-            "limit": limit,
-        }
-        archived = sql.SQL("") if where.include_archived else sql.SQL("AND archived_at IS NULL ")
-        conditions = _turn_conditions("t", where, params)
-        factor = _decay_factor(sql.Identifier("t", "occurred_at"), decay, params)
-        statement = sql.SQL(
-            "WITH q AS (SELECT * FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS q(lexeme, qtf)), "
-            "matched AS (SELECT id, search_terms, term_count FROM {turns} "
-            "  WHERE bank_id = %(bank_id)s {archived}AND search_terms @@ %(query)s::tsquery), "
-            "hits AS (SELECT m.id, q.lexeme, q.qtf, cardinality(u.positions) AS tf, m.term_count "
-            "  FROM matched m CROSS JOIN LATERAL unnest(m.search_terms) AS u JOIN q ON q.lexeme = u.lexeme), "
-            "df AS (SELECT lexeme, count(*) AS df FROM hits GROUP BY lexeme), "
-            "stats AS (SELECT count(*) AS n, greatest(avg(term_count), 1) AS avgdl FROM {turns} "
-            "  WHERE bank_id = %(bank_id)s AND archived_at IS NULL), "
-            "scored AS (SELECT h.id, sum(h.qtf * ln(1 + (greatest(s.n, d.df) - d.df + 0.5) / (d.df + 0.5)) "
-            "  * h.tf * ({k1} + 1) / (h.tf + {k1} * (1 - {b} + {b} * h.term_count / s.avgdl))) AS score "
-            "  FROM hits h JOIN df d USING (lexeme) CROSS JOIN stats s GROUP BY h.id) "
-            "SELECT {columns}, scored.score * {factor} AS score FROM scored JOIN {turns} t "
-            "  ON t.bank_id = %(bank_id)s AND t.id = scored.id WHERE {where} "
-            "ORDER BY score DESC, t.occurred_at DESC, t.id LIMIT %(limit)s"
-        ).format(
-            columns=_TURN_COLUMNS_OF_T,
-            turns=self._turns,
-            archived=archived,
-            k1=sql.Literal(BM25_K1),
-            b=sql.Literal(BM25_B),
-            factor=factor,
-            where=_and(conditions),
-        )
-        async with self._connection() as conn:
-            rows = await (await conn.execute(statement, params)).fetchall()
-        return [ScoredTurn(_turn_from_row(row), float(row["score"])) for row in rows]
+        """Okapi BM25 over the bank's live turns times the time decay (see :meth:`KeywordStore.search`)."""
+        return await self.keywords.search(bank_id, lexemes, where, decay, limit)
 
     async def list_turns(
         self, bank_id: str, where: TurnFilter, after: PageKey | None, newest_first: bool, limit: int
     ) -> list[Turn]:
         params: dict[str, Any] = {"bank_id": bank_id, "limit": limit}
-        conditions = [sql.SQL("t.bank_id = %(bank_id)s"), *_turn_conditions("t", where, params)]
+        conditions = [sql.SQL("t.bank_id = %(bank_id)s"), *turn_conditions("t", where, params)]
         if after is not None:
             params["at"], params["after_id"] = after.occurred_at, after.id
             op = "<" if newest_first else ">"
@@ -764,36 +585,36 @@ class PostgresEpisodicStore:
         order = sql.SQL("t.occurred_at DESC, t.id DESC" if newest_first else "t.occurred_at, t.id")
         statement = sql.SQL(
             "SELECT {columns} FROM {turns} t WHERE {where} ORDER BY {order} LIMIT %(limit)s"
-        ).format(columns=_TURN_COLUMNS_OF_T, turns=self._turns, where=_and(conditions), order=order)
+        ).format(columns=TURN_COLUMNS_OF_T, turns=self._turns, where=and_(conditions), order=order)
         async with self._connection() as conn:
             rows = await (await conn.execute(statement, params)).fetchall()
-        return [_turn_from_row(row) for row in rows]
+        return [turn_from_row(row) for row in rows]
 
     async def get_turn(self, bank_id: str, turn_id: str) -> Turn:
         statement = sql.SQL("SELECT {columns} FROM {turns} WHERE bank_id = %s AND id = %s").format(
-            columns=_TURN_COLUMNS, turns=self._turns
+            columns=TURN_COLUMNS, turns=self._turns
         )
         async with self._connection() as conn:
             row = await (await conn.execute(statement, (bank_id, turn_id))).fetchone()
         if row is None:
             raise NotFound(f"turn {turn_id!r} is not in bank {bank_id!r}")
-        return _turn_from_row(row)
+        return turn_from_row(row)
 
     async def get_turns(self, bank_id: str, turn_ids: Sequence[str]) -> list[Turn]:
         statement = sql.SQL("SELECT {columns} FROM {turns} WHERE bank_id = %s AND id = ANY(%s)").format(
-            columns=_TURN_COLUMNS, turns=self._turns
+            columns=TURN_COLUMNS, turns=self._turns
         )
         async with self._connection() as conn:
             rows = await (await conn.execute(statement, (bank_id, list(turn_ids)))).fetchall()
-        found = {turn.id: turn for turn in map(_turn_from_row, rows)}
+        found = {turn.id: turn for turn in map(turn_from_row, rows)}
         return [found[turn_id] for turn_id in dict.fromkeys(turn_ids) if turn_id in found]
 
     async def update_turn(
         self, bank_id: str, old_id: str, new: Turn, claim_until: datetime | None = None
     ) -> tuple[Turn, tuple[int, ...]]:
-        lock = sql.SQL("SELECT archived_at FROM {turns} WHERE bank_id = %s AND id = %s FOR UPDATE").format(
-            turns=self._turns
-        )
+        lock = sql.SQL(
+            "SELECT archived_at, term_count FROM {turns} WHERE bank_id = %s AND id = %s FOR UPDATE"
+        ).format(turns=self._turns)
         insert = sql.SQL(
             "INSERT INTO {turns} (bank_id, id, session_id, role, speaker, text, source, trust, occurred_at, "
             "tags, importance, source_turn_ids, schema_version, search_terms, term_count, analyzer) "
@@ -801,10 +622,11 @@ class PostgresEpisodicStore:
             "%(trust)s, coalesce(%(occurred_at)s::timestamptz, now()), %(tags)s, %(importance)s, "
             "%(source_turn_ids)s, %(schema_version)s, %(search_terms)s::tsvector, %(term_count)s, "
             "%(analyzer)s) RETURNING {columns}"
-        ).format(turns=self._turns, columns=_TURN_COLUMNS)
+        ).format(turns=self._turns, columns=TURN_COLUMNS)
         supersede = sql.SQL(
             "UPDATE {turns} SET archived_at = now(), superseded_by = %s WHERE bank_id = %s AND id = %s"
         ).format(turns=self._turns)
+        (analysed,) = await analyse_turns([(new.speaker, new.text)])
         async with self._connection() as conn, conn.transaction():
             old = await (await conn.execute(lock, (bank_id, old_id))).fetchone()
             if old is None:
@@ -813,12 +635,14 @@ class PostgresEpisodicStore:
                 raise FailedPrecondition(
                     f"turn {old_id!r} is archived (forgotten or superseded); restore it first"
                 )
-            row = await (await conn.execute(insert, _turn_params(bank_id, new))).fetchone()
+            row = await (await conn.execute(insert, _turn_params(bank_id, new, analysed))).fetchone()
             await conn.execute(supersede, (new.id, bank_id, old_id))
+            await self.keywords.unindex(conn, bank_id, [old_id], old["term_count"])
+            await self.keywords.index(conn, bank_id, [new.id])
             outbox = await self._sync_turns(conn, bank_id, [old_id, new.id], claim_until)
         if row is None:
             raise RuntimeError(f"turn {new.id!r} was not inserted")
-        return _turn_from_row(row), tuple(outbox)
+        return turn_from_row(row), tuple(outbox)
 
     async def restore_turns(self, bank_id: str, turn_ids: Sequence[str]) -> int:
         statement = sql.SQL(
@@ -828,6 +652,7 @@ class PostgresEpisodicStore:
         async with self._connection() as conn, conn.transaction():
             rows = await (await conn.execute(statement, (bank_id, list(turn_ids)))).fetchall()
             restored = [row["id"] for row in rows]
+            await self.keywords.index(conn, bank_id, restored)
             await self._sync_turns(conn, bank_id, restored)
         return len(restored)
 
@@ -835,14 +660,15 @@ class PostgresEpisodicStore:
         params: dict[str, Any] = {"bank_id": bank_id, "ids": list(turn_ids)}
         chosen: list[sql.Composable] = [sql.SQL("t.id = ANY(%(ids)s)")]
         if where is not None:
-            chosen.append(sql.SQL("({})").format(_and(_turn_conditions("t", where, params))))
+            chosen.append(sql.SQL("({})").format(and_(turn_conditions("t", where, params))))
         statement = sql.SQL(
             "UPDATE {turns} t SET archived_at = now() WHERE t.bank_id = %(bank_id)s "
-            "AND t.archived_at IS NULL AND ({chosen}) RETURNING t.id"
+            "AND t.archived_at IS NULL AND ({chosen}) RETURNING t.id, t.term_count"
         ).format(turns=self._turns, chosen=sql.SQL(" OR ").join(chosen))
         async with self._connection() as conn, conn.transaction():
             rows = await (await conn.execute(statement, params)).fetchall()
             forgotten = [row["id"] for row in rows]
+            await self.keywords.unindex(conn, bank_id, forgotten, sum(row["term_count"] for row in rows))
             if forgotten:
                 await self._sync_turns(conn, bank_id, forgotten)
                 await self._enqueue(conn, bank_id, [(WORKING, DELETE, "", "", {"ids": forgotten})])
@@ -868,13 +694,18 @@ class PostgresEpisodicStore:
         async with self._connection() as conn, conn.transaction():
             rows = await (
                 await conn.execute(
-                    sql.SQL("DELETE FROM {turns} WHERE {where} RETURNING id").format(
-                        turns=self._turns, where=turn_where
-                    ),
+                    sql.SQL(
+                        "DELETE FROM {turns} WHERE {where} "
+                        "RETURNING id, term_count, archived_at IS NULL AS live"
+                    ).format(turns=self._turns, where=turn_where),
                     params,
                 )
             ).fetchall()
             turn_ids = [row["id"] for row in rows]
+            live = [row for row in rows if row["live"]]
+            await self.keywords.unindex(
+                conn, bank_id, [row["id"] for row in live], sum(row["term_count"] for row in live)
+            )
             params["turn_ids"] = turn_ids
             rows = await (
                 await conn.execute(
@@ -1013,7 +844,7 @@ class PostgresEpisodicStore:
         ranked by ``ts_rank`` (normalised by length) times the time decay."""
         params: dict[str, Any] = {"bank_id": bank_id, "limit": limit}
         conditions = [sql.SQL("e.bank_id = %(bank_id)s"), *_episode_conditions("e", where, params)]
-        factor = _decay_factor(sql.Identifier("e", "occurred_at"), decay, params)
+        factor = decay_factor(sql.Identifier("e", "occurred_at"), decay, params)
         query = tsquery_literal(lexemes)
         if lexemes and query is None:
             return []
@@ -1028,7 +859,7 @@ class PostgresEpisodicStore:
         statement = sql.SQL(
             "SELECT {columns}, {rank} AS score FROM {episodes} e WHERE {where} "
             "ORDER BY score DESC, e.occurred_at DESC, e.id LIMIT %(limit)s"
-        ).format(columns=_EPISODE_COLUMNS_OF_E, rank=rank, episodes=self._episodes, where=_and(conditions))
+        ).format(columns=_EPISODE_COLUMNS_OF_E, rank=rank, episodes=self._episodes, where=and_(conditions))
         async with self._connection() as conn:
             rows = await (await conn.execute(statement, params)).fetchall()
         return [ScoredEpisode(_episode_from_row(row), float(row["score"])) for row in rows]
@@ -1041,12 +872,12 @@ class PostgresEpisodicStore:
             "WHERE t.bank_id = %(bank_id)s AND t.session_id = %(session_id)s AND t.archived_at IS NULL "
             "  AND (s.segmented_at IS NULL OR (t.occurred_at, t.id) > (s.segmented_at, s.segmented_id)) "
             "ORDER BY t.occurred_at, t.id LIMIT %(limit)s"
-        ).format(columns=_TURN_COLUMNS_OF_T, turns=self._turns, sessions=self._sessions)
+        ).format(columns=TURN_COLUMNS_OF_T, turns=self._turns, sessions=self._sessions)
         async with self._connection() as conn:
             rows = await (
                 await conn.execute(statement, {"bank_id": bank_id, "session_id": session_id, "limit": limit})
             ).fetchall()
-        return [_turn_from_row(row) for row in rows]
+        return [turn_from_row(row) for row in rows]
 
     async def save_segments(
         self, bank_id: str, session_id: str, write: SegmentWrite, overlap: float
@@ -1284,9 +1115,9 @@ class PostgresEpisodicStore:
                 statement = sql.SQL(
                     "SELECT {columns} FROM {turns} WHERE bank_id = %s AND id = ANY(%s) AND archived_at IS "
                     "NULL"
-                ).format(columns=_TURN_COLUMNS, turns=self._turns)
+                ).format(columns=TURN_COLUMNS, turns=self._turns)
                 for row in await (await conn.execute(statement, (bank_id, list(turn_ids)))).fetchall():
-                    turns[row["id"]] = _turn_from_row(row)
+                    turns[row["id"]] = turn_from_row(row)
             if episode_ids:
                 statement = sql.SQL(
                     "SELECT {columns} FROM {episodes} WHERE bank_id = %s AND id = ANY(%s) AND archived_at "

@@ -14,6 +14,7 @@ from hindsight.inference.engine import InferenceEngine, Purpose
 from hindsight.runtime.errors import FailedPrecondition, HindsightError, InvalidArgument
 from hindsight.runtime.interceptors import stream_bank_check
 from hindsight.runtime.logs import bank_var, request_id_var
+from hindsight.runtime.offload import off_loop
 from hindsight.runtime.vectors import PACKED_DTYPES, pack_vectors
 
 log = logging.getLogger(__name__)
@@ -23,6 +24,10 @@ STREAM_IN_FLIGHT = 256
 
 STREAM_ANSWERS_PER_MESSAGE = 64
 """Most answers sent in one stream message (each carries a vector of a few KB)."""
+
+UNPACKED_OFF_LOOP_VECTORS = 128
+"""Vectors from which a reply of repeated floats (~15 us a 512-d vector) is built on a worker thread;
+packed replies are one copy and always built here."""
 
 _PURPOSES = {
     inference_pb2.EMBED_PURPOSE_UNSPECIFIED: Purpose.NONE,
@@ -135,8 +140,12 @@ class InferenceServicer(inference_pb2_grpc.InferenceServiceServicer):
             reply.vectors = pack_vectors(result.vectors, request.encoding)
             reply.encoding = request.encoding
         else:
-            for row in result.vectors:
-                reply.embeddings.add(values=row.tolist())
+
+            def fill() -> None:
+                for row in result.vectors:
+                    reply.embeddings.add(values=row.tolist())
+
+            await off_loop(fill, size=len(texts), threshold=UNPACKED_OFF_LOOP_VECTORS)
         return reply
 
     async def ModelInfo(

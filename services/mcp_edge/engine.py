@@ -43,7 +43,6 @@ from hindsight.mcp_edge.domain import (
 from hindsight.mcp_edge.fusion import (
     adjust,
     lessons_first,
-    merge_rewrites,
     reciprocal_rank_fusion,
     score_fusion,
     tag_scores,
@@ -54,7 +53,9 @@ from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.errors import InvalidArgument, PermissionDenied
 from hindsight.runtime.llm import LLMClient, LLMSettings, llm_from_settings
+from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import RecordMeta, TimeRange, Turn, utcnow
+from hindsight.runtime.rewrites import Phrasings
 from hindsight.runtime.settings import load
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,13 @@ log = logging.getLogger(__name__)
 MAX_TURNS_PER_RETAIN = 1000
 MAX_FILTERED_TURNS = 10_000
 """Most turns one forget-by-filter archives (a larger selection is refused by episodic memory's own limit)."""
+UNDERSTAND_OFF_LOOP_CHARS = 750
+"""Query characters from which query understanding (~2.5 us per character) runs on a worker thread."""
+FUSION_OFF_LOOP_CANDIDATES = 150
+"""Candidates from which fusion and the score factors (~13 us per candidate) run on a worker thread."""
+ASSEMBLE_OFF_LOOP_CHARS = 4_000
+"""Characters of recalled memories from which the context (token counts: ~0.5 us per character) is
+assembled on a worker thread."""
 
 
 def _describe(exc: BaseException) -> str:
@@ -214,30 +222,30 @@ class MemoryEngine:
 
     # ----- recall -------------------------------------------------------------------------------------
     async def _ask_working(
-        self, q: RecallQuery, text: str, window: TimeRange, limit: int, timeout: float
+        self, q: RecallQuery, phrasings: Phrasings, window: TimeRange, limit: int, timeout: float
     ) -> list[Candidate]:
         reply = await self.clients.working.call(
             "SearchRecent",
             working_pb2.SearchRecentRequest(
-                bank_id=q.bank_id, query=text, session_id=q.session_id, limit=limit
+                bank_id=q.bank_id,
+                **phrasings.request_fields(),
+                session_id=q.session_id,
+                limit=limit,
+                time_range=window.to_pb(),
+                tags=list(q.tags),
             ),
             timeout,
         )
-        # working memory has no time index: filter here
-        return [
-            c
-            for c in (_turn_candidate(hit, LayerName.WORKING) for hit in reply.hits)
-            if window.contains(c.meta.time)
-        ]
+        return [_turn_candidate(hit, LayerName.WORKING) for hit in reply.hits]
 
     async def _ask_episodic(
-        self, q: RecallQuery, text: str, window: TimeRange, limit: int, timeout: float
+        self, q: RecallQuery, phrasings: Phrasings, window: TimeRange, limit: int, timeout: float
     ) -> list[Candidate]:
         reply = await self.clients.episodic.call(
             "SearchTurns",
             episodic_pb2.SearchTurnsRequest(
                 bank_id=q.bank_id,
-                query=text,
+                **phrasings.request_fields(),
                 limit=limit,
                 time_range=window.to_pb(),
                 filter=episodic_pb2.TurnFilter(tags=list(q.tags)),
@@ -247,23 +255,33 @@ class MemoryEngine:
         return [_turn_candidate(hit, LayerName.EPISODIC) for hit in reply.hits]
 
     async def _ask_semantic(
-        self, q: RecallQuery, text: str, window: TimeRange, limit: int, timeout: float
+        self, q: RecallQuery, phrasings: Phrasings, window: TimeRange, limit: int, timeout: float
     ) -> list[Candidate]:
         reply = await self.clients.semantic.call(
             "Search",
             semantic_pb2.SearchRequest(
-                bank_id=q.bank_id, query=text, limit=limit, time_range=window.to_pb(), tags=list(q.tags)
+                bank_id=q.bank_id,
+                **phrasings.request_fields(),
+                limit=limit,
+                time_range=window.to_pb(),
+                tags=list(q.tags),
+                all_tags=True,
             ),
             timeout,
         )
         return [_record_candidate(hit) for hit in reply.hits]
 
     async def _ask_reflect(
-        self, q: RecallQuery, text: str, window: TimeRange, limit: int, timeout: float
+        self, q: RecallQuery, phrasings: Phrasings, window: TimeRange, limit: int, timeout: float
     ) -> list[Candidate]:
         reply = await self.clients.reflect.call(
             "SearchLessons",
-            reflect_pb2.SearchLessonsRequest(bank_id=q.bank_id, query=text, limit=limit),
+            reflect_pb2.SearchLessonsRequest(
+                bank_id=q.bank_id,
+                **phrasings.request_fields(),
+                limit=limit,
+                tags=list(q.tags),
+            ),
             timeout,
         )
         return [_lesson_candidate(hit) for hit in reply.hits]
@@ -271,7 +289,8 @@ class MemoryEngine:
     async def _ask_layer(
         self, layer: LayerName, q: RecallQuery, queries: Sequence[str], window: TimeRange, timeout: float
     ) -> list[Candidate]:
-        """One layer's candidates for every rewrite of the query, merged; fails only if every rewrite did."""
+        """One layer's candidates for the query and its rewrites: one call, which searches every phrasing,
+        applies the recall's tags (working memory its time range too) and merges the lists."""
         ask = {
             LayerName.WORKING: self._ask_working,
             LayerName.EPISODIC: self._ask_episodic,
@@ -279,20 +298,12 @@ class MemoryEngine:
             LayerName.REFLECT: self._ask_reflect,
         }[layer]
         limit = max(self.settings.candidates_per_layer, q.top_k)
-        replies = await asyncio.gather(
-            *(ask(q, text, window, limit, timeout) for text in queries), return_exceptions=True
-        )
-        lists = [reply for reply in replies if not isinstance(reply, BaseException)]
-        if not lists:
-            error = replies[0]
-            assert isinstance(error, BaseException)
-            raise error
-        wanted = {tag.lower() for tag in q.tags}
-        if wanted:  # every layer honours the tag filter, whether or not its search can
-            lists = [[c for c in found if wanted <= {t.lower() for t in c.meta.tags}] for found in lists]
-        if len(lists) == 1:
-            return lists[0]
-        return merge_rewrites(lists, self.settings.rewrite_weight)
+        phrasings = Phrasings.distinct(queries[0], queries[1:], self.settings.rewrite_weight)
+        found = await ask(q, phrasings, window, limit, timeout)
+        # A layer older than these contracts ignores the tags and working memory's time range (and the
+        # rewrites); with a current one this keeps everything.
+        timed = layer is not LayerName.WORKING
+        return [c for c in found if c.meta.carries_tags(q.tags) and (timed or window.contains(c.meta.time))]
 
     async def _timed(self, layer: LayerName, ask: Awaitable[list[Candidate]], started: float) -> LayerOutcome:
         try:
@@ -344,16 +355,19 @@ class MemoryEngine:
     async def recall(self, q: RecallQuery) -> RecallResult:
         """Ask the layers in parallel, each within its share of one deadline, and fuse what came back in time.
 
-        The query is read first (time expressions, keywords, entities, rewrites); every rewrite is searched
-        in every asked layer; the fused list is adjusted (recency, importance, confidence, trust, time),
-        its head reranked, cut at ``min_score`` and ``top_k``, and assembled into a context.
+        The query is read first (time expressions, keywords, entities, rewrites); each asked layer gets
+        one call with the query and its rewrites and answers one merged list; the fused list is adjusted
+        (recency, importance, confidence, trust, time), its head reranked, cut at ``min_score`` and
+        ``top_k``, and assembled into a context.
         """
         if not q.layers:
             raise InvalidArgument("layers", "must name at least one layer")
         started = time.perf_counter()
         deadline = time.monotonic() + self.settings.recall_timeout
         now = q.reference_time or utcnow()
-        plan, window, boost, time_use = self._plan(q, now)
+        plan, window, boost, time_use = await off_loop(
+            lambda: self._plan(q, now), size=len(q.query), threshold=UNDERSTAND_OFF_LOOP_CHARS
+        )
         queries = list(plan.rewrites)
         rewritten = await self._llm_rewrite(q.query, self.settings.recall_timeout * 0.25)
         if rewritten and rewritten not in queries:
@@ -374,16 +388,28 @@ class MemoryEngine:
             else LayerOutcome(layer, ok=False, elapsed_ms=layer_budget * 1000, error="deadline exceeded")
             for layer, task in tasks.items()
         ]
-        fused = self._fuse(outcomes, plan, q)
-        fused = adjust(fused, self.settings.adjustments(), now, boost, self._best_possible(outcomes))
+        fused = await off_loop(
+            lambda: adjust(
+                self._fuse(outcomes, plan, q),
+                self.settings.adjustments(),
+                now,
+                boost,
+                self._best_possible(outcomes),
+            ),
+            size=sum(len(o.candidates) for o in outcomes),
+            threshold=FUSION_OFF_LOOP_CANDIDATES,
+        )
         fused = fused[: max(q.top_k, self.reranker.head if self.reranker else 0)]
         if self.reranker is not None:  # the head is reordered within what is left of the deadline
             fused = await self.reranker.rerank(q.bank_id, q.query, fused, deadline)
         memories = [m for m in fused if m.score >= q.min_score][: q.top_k]
         if self.settings.lessons_first:
             memories = lessons_first(memories)
-        context = assemble(
-            memories, q.token_budget or self.settings.context_tokens, q.order or self.settings.context_order
+        budget, order = q.token_budget or self.settings.context_tokens, q.order or self.settings.context_order
+        context = await off_loop(
+            lambda: assemble(memories, budget, order),
+            size=sum(len(m.text) for m in memories),
+            threshold=ASSEMBLE_OFF_LOOP_CHARS,
         )
         self._note_access(q.bank_id, memories)
         result = RecallResult(

@@ -22,6 +22,7 @@ from datetime import datetime
 
 from hindsight.mcp_edge.domain import Candidate, LayerName, RecalledMemory
 from hindsight.runtime.records import TimeRange, Trust
+from hindsight.runtime.rewrites import min_max_scaled
 
 
 def reciprocal_rank_fusion(
@@ -81,16 +82,7 @@ SESSION_SUPPORT_TOP = 3
 
 def _scaled(candidates: Sequence[Candidate]) -> dict[str, float]:
     """Min-max scaled layer scores of one list (the first occurrence of a record counts)."""
-    scores: dict[str, float] = {}
-    for candidate in candidates:
-        scores.setdefault(candidate.id, candidate.layer_score)
-    if not scores:
-        return {}
-    low, high = min(scores.values()), max(scores.values())
-    if high <= low:  # one candidate, or a layer without meaningful scores: rank order decides
-        count = len(scores)
-        return {rid: 1.0 - index / count for index, rid in enumerate(scores)}
-    return {rid: (value - low) / (high - low) for rid, value in scores.items()}
+    return min_max_scaled((candidate.id, candidate.layer_score) for candidate in candidates)
 
 
 def score_fusion(
@@ -161,24 +153,6 @@ def tag_scores(candidates: Iterable[Candidate], wanted: Collection[str]) -> dict
         if matched:
             scores[candidate.id] = max(scores.get(candidate.id, 0.0), min(1.0, 0.5 * matched))
     return scores
-
-
-def merge_rewrites(lists: Sequence[Sequence[Candidate]], rewrite_weight: float) -> list[Candidate]:
-    """One layer's lists for several rewrites of a query as one list, best first.
-
-    Each list is min-max scaled on its own (scores of different queries are not comparable); a record
-    keeps its best scaled score, where hits of a rewrite (every list after the first) count
-    ``rewrite_weight`` times, so the original query leads.
-    """
-    best: dict[str, tuple[float, Candidate]] = {}
-    for index, candidates in enumerate(lists):
-        factor = 1.0 if index == 0 else rewrite_weight
-        for rid, value in _scaled(candidates).items():
-            score = factor * value
-            if rid not in best or score > best[rid][0]:
-                best[rid] = (score, next(c for c in candidates if c.id == rid))
-    ordered = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))
-    return [dataclasses.replace(candidate, layer_score=score) for _, (score, candidate) in ordered]
 
 
 TRUST_LEVELS = {Trust.LOW: 0.0, Trust.MEDIUM: 0.5, Trust.HIGH: 1.0}

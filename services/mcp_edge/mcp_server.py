@@ -27,7 +27,7 @@ from hindsight.contracts.reflect.v1 import reflect_pb2
 from hindsight.mcp_edge.coerce import AS_BOOL, AS_FLOAT, AS_INT, SPLIT_COMMAS
 from hindsight.mcp_edge.domain import ALL_LAYERS, LayerName, RecallQuery, RecallResult
 from hindsight.mcp_edge.engine import MemoryEngine
-from hindsight.mcp_edge.servicer import DEFAULT_SESSION, MAX_LIST, MAX_TOP_K, check_tags
+from hindsight.mcp_edge.servicer import DEFAULT_SESSION, MAX_LIST, MAX_TOP_K
 from hindsight.runtime.auth import Grants, bearer
 from hindsight.runtime.errors import HindsightError
 from hindsight.runtime.records import (
@@ -42,7 +42,7 @@ from hindsight.runtime.records import (
     source_from_name,
     utcnow,
 )
-from hindsight.runtime.validation import check_bank_id, check_text
+from hindsight.runtime.validation import check_bank_id, check_tags, check_text
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from hindsight.mcp_edge.domain import ALL_LAYERS, LayerName, RecallQuery, Recall
 from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.records import TimeRange, Turn, from_timestamp, to_timestamp, utcnow
-from hindsight.runtime.validation import check_limit, check_text
+from hindsight.runtime.validation import check_limit, check_tags, check_text
 
 DEFAULT_SESSION = "default"
 MAX_TOP_K = 100
@@ -44,18 +44,6 @@ def layer_timings(result: RecallResult) -> str:
     return ",".join(
         f"{o.layer.value}={'ok' if o.ok else 'failed'}:{o.elapsed_ms:.1f}ms" for o in result.outcomes
     )
-
-
-def check_tags(tags: list[str], field: str = "tags") -> tuple[str, ...]:
-    """Tags stripped and deduplicated; an empty or over-long tag is refused naming its index."""
-    result = []
-    for index, tag in enumerate(tags):
-        if not tag.strip() or len(tag) > 200:
-            raise InvalidArgument(f"{field}[{index}]", "must be 1 to 200 characters")
-        result.append(tag.strip())
-    if len(result) > 32:
-        raise InvalidArgument(field, "at most 32 tags")
-    return tuple(dict.fromkeys(result))
 
 
 def check_min_score(value: float) -> float:

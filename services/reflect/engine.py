@@ -14,7 +14,7 @@ import logging
 import math
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -40,16 +40,22 @@ from hindsight.reflect.store import LessonStore, Merge
 from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.errors import Unavailable
 from hindsight.runtime.logs import deadline_var
+from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import to_timestamp
+from hindsight.runtime.rewrites import Phrasings
 from hindsight.runtime.vectors import embed_texts
 
 log = logging.getLogger(__name__)
 
 BATCH = 500
+"""Lessons per maintenance batch (each batch is its own transaction)."""
 AUDIT_LIMIT = 100
 """Conflicts one maintenance run lists per bank."""
-"""Lessons per maintenance batch (each batch is its own transaction)."""
 MERGED_CONFIDENCE_CAP = 0.95
+DERIVE_OFF_LOOP_EPISODES = 50
+"""Episodes from which the rules derive lessons (~40 us an episode) on a worker thread."""
+MERGE_OFF_LOOP_LESSONS = 32
+"""Lessons from which the search for near-duplicates (all pairs: ~6 ms for 100) runs on a worker thread."""
 
 
 DEADLINE_MARGIN_SECONDS = 1.0
@@ -228,7 +234,11 @@ class ReflectEngine:
             else:
                 log.info("llm budget spent for this hour; using rules", extra={"trigger": trigger})
         if lessons is None:
-            lessons = derive_lessons(bank_id, episodes)
+            lessons = await off_loop(
+                lambda: derive_lessons(bank_id, episodes),
+                size=len(episodes),
+                threshold=DERIVE_OFF_LOOP_EPISODES,
+            )
         upserted = await self.store.upsert(bank_id, lessons, now)
         if session_id and episodes:
             await self.store.mark_session(bank_id, session_id, now, max(e.moment for e in episodes))
@@ -250,10 +260,20 @@ class ReflectEngine:
         """Current lessons, most confident first."""
         return await self.store.page(bank_id, page_size, page_token)
 
-    async def search(self, bank_id: str, query: str, limit: int) -> list[ScoredLesson]:
-        """Keyword relevance weighted by confidence and freshness; returned lessons count a hit."""
+    async def search(
+        self, bank_id: str, query: str | Phrasings, limit: int, tags: Collection[str] = ()
+    ) -> list[ScoredLesson]:
+        """Keyword relevance weighted by confidence and freshness; returned lessons count a hit.
+
+        With rewrites, every phrasing is searched in one statement and the lists merged into one (see
+        :mod:`hindsight.runtime.rewrites`); ``tags`` filter each phrasing's hits before the merge.
+        """
+        phrasings = Phrasings.of(query)
         await self.store.note_bank(bank_id)
-        return await self.store.search(bank_id, query, limit, self.clock())
+        lists = await self.store.search(bank_id, phrasings.texts, limit, self.clock())
+        if tags:
+            lists = [[hit for hit in hits if hit.lesson.meta.carries_tags(tags)] for hits in lists]
+        return phrasings.merge(lists, key=lambda hit: hit.lesson.id)
 
     async def banks(self) -> list[str]:
         """Banks to maintain."""
@@ -291,7 +311,12 @@ class ReflectEngine:
             report.skipped.append("merge: no inference service configured (HINDSIGHT_INFERENCE_ADDR)")
         elif current:
             vectors = await self.embedder.embed(bank_id, [lesson.lesson for lesson in current])
-            for merge in near_duplicates(current, vectors, self.settings.merge_similarity):
+            merges = await off_loop(
+                lambda: near_duplicates(current, vectors, self.settings.merge_similarity),
+                size=len(current),
+                threshold=MERGE_OFF_LOOP_LESSONS,
+            )
+            for merge in merges:
                 report.merged_ids.extend(await self.store.merge(bank_id, merge, now))
         if self.cold_tier is not None and self.settings.cold_after_days > 0:
             unused_before = now - timedelta(days=self.settings.cold_after_days)

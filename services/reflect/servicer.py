@@ -10,13 +10,15 @@ from hindsight.reflect.engine import ReflectEngine
 from hindsight.runtime.auth import ALL_BANKS, Grants, bearer
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.records import to_timestamp
-from hindsight.runtime.validation import check_limit, check_text
+from hindsight.runtime.rewrites import check_phrasings
+from hindsight.runtime.validation import check_limit, check_tags
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
 MAX_SESSION_ID_CHARS = 256
+MAX_QUERY_CHARS = 10_000
 MAX_PURGE_IDS = 10_000
 METHOD_TO_PB = {
     Method.RULES: reflect_pb2.REFLECTION_METHOD_RULES,
@@ -116,9 +118,10 @@ class ReflectServicer(reflect_pb2_grpc.ReflectServiceServicer):
     async def SearchLessons(
         self, request: reflect_pb2.SearchLessonsRequest, context: grpc.aio.ServicerContext
     ) -> reflect_pb2.SearchLessonsResponse:
-        query = check_text(request.query, "query", max_chars=10_000)
+        weight = request.rewrite_weight if request.HasField("rewrite_weight") else None
+        phrasings = check_phrasings(request.query, request.rewrites, weight, MAX_QUERY_CHARS)
         limit = check_limit(request.limit, "limit", DEFAULT_LIMIT, MAX_LIMIT)
-        hits = await self.engine.search(request.bank_id, query, limit)
+        hits = await self.engine.search(request.bank_id, phrasings, limit, check_tags(request.tags))
         return reflect_pb2.SearchLessonsResponse(
             hits=[reflect_pb2.ScoredLesson(lesson=lesson_to_pb(hit.lesson), score=hit.score) for hit in hits]
         )

@@ -93,8 +93,11 @@ class LessonStore(Protocol):
         """Lessons most confident first, a page at a time."""
         ...
 
-    async def search(self, bank_id: str, query: str, limit: int, now: datetime) -> list[ScoredLesson]:
-        """Keyword search over current lessons, counting a hit on every lesson returned."""
+    async def search(
+        self, bank_id: str, queries: Sequence[str], limit: int, now: datetime
+    ) -> list[list[ScoredLesson]]:
+        """Keyword search over current lessons for each query, one list per query (best first, at most
+        ``limit`` each), counting one hit on every lesson returned, however many queries found it."""
         ...
 
     async def purge(self, bank_id: str, source_ids: Sequence[str], session_id: str, whole_bank: bool) -> int:
@@ -276,16 +279,26 @@ class PostgresLessonStore:
         ).format(table=table)
         self._search = sql.SQL(
             """
-            WITH hits AS (
-                SELECT id, ts_rank(search_terms, q) * (0.5 + 0.5 * confidence) * weight AS score
-                FROM {table}, CAST(%s AS tsquery) AS q
-                WHERE bank_id = %s AND archived_at IS NULL AND search_terms @@ q
-                ORDER BY score DESC, id
-                LIMIT %s
+            WITH queries AS (
+                SELECT q, phrasing FROM unnest(CAST(%s AS tsquery[])) WITH ORDINALITY AS given(q, phrasing)
+            ),
+            hits AS (
+                SELECT queries.phrasing, found.id, found.score
+                FROM queries CROSS JOIN LATERAL (
+                    SELECT id, ts_rank(search_terms, queries.q) * (0.5 + 0.5 * confidence) * weight AS score
+                    FROM {table}
+                    WHERE bank_id = %s AND archived_at IS NULL AND search_terms @@ queries.q
+                    ORDER BY score DESC, id
+                    LIMIT %s
+                ) AS found
+            ),
+            counted AS (
+                UPDATE {table} AS l SET hit_count = l.hit_count + 1, last_hit_at = %s, weight = 1
+                FROM (SELECT DISTINCT id FROM hits) AS hit
+                WHERE l.bank_id = %s AND l.id = hit.id
+                RETURNING l.*
             )
-            UPDATE {table} AS l SET hit_count = l.hit_count + 1, last_hit_at = %s, weight = 1
-            FROM hits WHERE l.bank_id = %s AND l.id = hits.id
-            RETURNING l.*, hits.score
+            SELECT counted.*, hits.phrasing, hits.score FROM hits JOIN counted ON counted.id = hits.id
             """
         ).format(table=table)
 
@@ -437,17 +450,23 @@ class PostgresLessonStore:
         token = encode_page_token(lessons[-1].confidence, lessons[-1].id) if len(rows) > page_size else ""
         return LessonPage(lessons, token)
 
-    async def search(self, bank_id: str, query: str, limit: int, now: datetime) -> list[ScoredLesson]:
-        """Score = ts_rank * (0.5 + 0.5 * confidence) * weight over current lessons; the hits' counters
-        move, and their weight is restored, in the same statement."""
-        tsquery = tsquery_literal(query_terms(query))
-        if tsquery is None:
-            return []
+    async def search(
+        self, bank_id: str, queries: Sequence[str], limit: int, now: datetime
+    ) -> list[list[ScoredLesson]]:
+        """Score = ts_rank * (0.5 + 0.5 * confidence) * weight over current lessons, every query in one
+        statement; the hits' counters move (once per lesson), and their weight is restored, in it too."""
+        tsqueries = [tsquery_literal(query_terms(query)) for query in queries]
+        usable = [index for index, tsquery in enumerate(tsqueries) if tsquery is not None]
+        found: list[list[ScoredLesson]] = [[] for _ in queries]
+        if not usable:
+            return found
+        params = ([tsqueries[index] for index in usable], bank_id, limit, now, bank_id)
         async with self._connection() as conn, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-            await cur.execute(self._search, (tsquery, bank_id, limit, now, bank_id))
+            await cur.execute(self._search, params)
             rows = await cur.fetchall()
-        hits = [ScoredLesson(_lesson(row), float(row["score"])) for row in rows]
-        return sorted(hits, key=lambda hit: (-hit.score, hit.lesson.id))
+        for row in rows:
+            found[usable[row["phrasing"] - 1]].append(ScoredLesson(_lesson(row), float(row["score"])))
+        return [sorted(hits, key=lambda hit: (-hit.score, hit.lesson.id)) for hits in found]
 
     async def purge(self, bank_id: str, source_ids: Sequence[str], session_id: str, whole_bank: bool) -> int:
         """Hard delete, archived lessons included (their provenance holds the purged ids too); a whole

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -187,6 +187,12 @@ class RecordMeta:
             importance=message.importance,
             schema_version=message.schema_version or SCHEMA_VERSION,
         )
+
+    def carries_tags(self, tags: Collection[str]) -> bool:
+        """Whether the record carries every one of ``tags``, compared without case (none: always)."""
+        if not tags:
+            return True
+        return {tag.lower() for tag in tags} <= {tag.lower() for tag in self.tags}
 
     def to_fields(self) -> dict[str, Any]:
         """The plain values a store keeps for this metadata: columns, a JSON object or a payload.

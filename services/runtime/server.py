@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,16 +89,21 @@ async def _watch_readiness(spec: ServiceSpec, servicer: health.HealthServicer, i
         await asyncio.sleep(interval)
 
 
-async def start_server(spec: ServiceSpec, settings: ServerSettings) -> RunningServer:
-    """Start serving ``spec`` on ``settings.host:settings.port`` (0 picks a free port)."""
+async def start_server(
+    spec: ServiceSpec, settings: ServerSettings, interceptors: Sequence[grpc.aio.ServerInterceptor] = ()
+) -> RunningServer:
+    """Start serving ``spec`` on ``settings.host:settings.port`` (0 picks a free port).
+
+    ``interceptors`` run inside the service interceptor (tests use them to watch calls).
+    """
     options = []
     if settings.max_connection_age > 0:  # GOAWAY after this age: clients re-resolve and reach new replicas
         options = [
             ("grpc.max_connection_age_ms", int(settings.max_connection_age * 1000)),
             ("grpc.max_connection_age_grace_ms", int(settings.grace_seconds * 1000)),
         ]
-    interceptors = [ServiceInterceptor(Grants.parse(settings.tokens))]
-    server = grpc.aio.server(interceptors=interceptors, options=options)
+    chain = [ServiceInterceptor(Grants.parse(settings.tokens)), *interceptors]
+    server = grpc.aio.server(interceptors=chain, options=options)
     spec.register(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -118,10 +123,14 @@ async def start_server(spec: ServiceSpec, settings: ServerSettings) -> RunningSe
 
 
 @contextlib.asynccontextmanager
-async def running(factory: ServiceFactory, settings: ServerSettings) -> AsyncIterator[RunningServer]:
+async def running(
+    factory: ServiceFactory,
+    settings: ServerSettings,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+) -> AsyncIterator[RunningServer]:
     """Open the service's stores, serve, and on exit stop gracefully then close the stores."""
     async with factory() as spec:
-        started = await start_server(spec, settings)
+        started = await start_server(spec, settings, interceptors)
         try:
             yield started
         finally:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import grpc
 
@@ -12,12 +12,18 @@ from hindsight.runtime.settings import ServerSettings
 
 
 @contextlib.asynccontextmanager
-async def serving(factory: ServiceFactory, tokens: str = "", port: int = 0) -> AsyncIterator[RunningServer]:
-    """Serve ``factory`` on 127.0.0.1 for the duration of the block, at ``port`` (0: a free one)."""
+async def serving(
+    factory: ServiceFactory,
+    tokens: str = "",
+    port: int = 0,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+) -> AsyncIterator[RunningServer]:
+    """Serve ``factory`` on 127.0.0.1 for the duration of the block, at ``port`` (0: a free one), with
+    ``interceptors`` inside the service's own."""
     settings = ServerSettings(
         host="127.0.0.1", port=port, tokens=tokens, grace_seconds=0.5, readiness_interval=0.1
     )
-    async with running(factory, settings) as server:
+    async with running(factory, settings, interceptors) as server:
         yield server
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from hindsight.runtime.errors import InvalidArgument
 
@@ -38,3 +39,20 @@ def check_text(text: str, field: str, max_chars: int = 100_000) -> str:
     if len(text) > max_chars:
         raise InvalidArgument(field, f"must be at most {max_chars} characters")
     return text
+
+
+MAX_TAGS = 32
+"""Tags one filter may name."""
+MAX_TAG_CHARS = 200
+
+
+def check_tags(tags: Sequence[str], field: str = "tags") -> tuple[str, ...]:
+    """Tags stripped and deduplicated; an empty or over-long tag is refused naming its index."""
+    result = []
+    for index, tag in enumerate(tags):
+        if not tag.strip() or len(tag) > MAX_TAG_CHARS:
+            raise InvalidArgument(f"{field}[{index}]", f"must be 1 to {MAX_TAG_CHARS} characters")
+        result.append(tag.strip())
+    if len(result) > MAX_TAGS:
+        raise InvalidArgument(field, f"at most {MAX_TAGS} tags")
+    return tuple(dict.fromkeys(result))

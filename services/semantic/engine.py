@@ -21,7 +21,9 @@ from datetime import UTC, datetime
 import numpy as np
 
 from hindsight.runtime.errors import FailedPrecondition, InvalidArgument, NotFound
+from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import TimeRange, content_id
+from hindsight.runtime.rewrites import Phrasings
 from hindsight.semantic.embedder import Embedder
 from hindsight.semantic.extract import Extraction, RuleExtractor, entities_of_fact, is_multi_valued
 from hindsight.semantic.llm_extract import LLMExtractor
@@ -49,6 +51,10 @@ MAX_LLM_PASSES = 8
 """LLM extractions running after their Upserts replied; beyond it a batch keeps the rules' facts only."""
 MAX_QUERY_KEYS = 300
 """Candidate entity names read from one query."""
+EXTRACT_OFF_LOOP_CHARS = 1_500
+"""Characters of turns from which rule extraction (~1.5 us per character) runs on a worker thread."""
+TWIN_OFF_LOOP_VALUES = 100_000
+"""Vector values (records times dimensions) from which a near-duplicate comparison runs on a worker thread."""
 
 
 def embedding_text(record: SemanticRecord) -> str:
@@ -176,7 +182,7 @@ class SemanticEngine:
         """
         given = list({record.id: record for record in records}.values())
         turns = [record for record in given if record.kind is RecordKind.TURN]
-        extraction = self.extractor.extract(turns) if self.extractor is not None and turns else Extraction()
+        extraction = await self._extract(turns)
         await self._write(bank_id, given, extraction)
         if self.llm is not None and turns and len(self._pending) >= MAX_LLM_PASSES:
             log.warning(
@@ -187,6 +193,19 @@ class SemanticEngine:
             self._pending.add(task)
             task.add_done_callback(self._pending.discard)
         return len(given)
+
+    async def _extract(self, turns: Sequence[SemanticRecord]) -> Extraction:
+        """Facts and entities of ``turns`` by the rules (off the event loop for long texts)."""
+        extractor = self.extractor
+        if extractor is None or not turns:
+            return Extraction()
+        chars = sum(len(turn.text) for turn in turns)
+        log.debug("extracting facts by rules", extra={"turns": len(turns), "chars": chars})
+        extraction = await off_loop(
+            lambda: extractor.extract(turns), size=chars, threshold=EXTRACT_OFF_LOOP_CHARS
+        )
+        log.debug("facts extracted by rules", extra={"turns": len(turns), "facts": len(extraction.facts)})
+        return extraction
 
     async def _llm_pass(self, llm: LLMExtractor, bank_id: str, turns: Sequence[SemanticRecord]) -> None:
         """Runs after the Upsert replied: a failure is logged, the rules' facts stay."""
@@ -271,7 +290,7 @@ class SemanticEngine:
                 batch.put(merge_into(known[record.id].record, record), vector)
                 continue
             pool = [held for held in about if held.record.id not in batch.records]
-            twin = self._twin(item, [*pool, *batch.records.values()]) or nearest.get(record.id)
+            twin = await self._twin(item, [*pool, *batch.records.values()]) or nearest.get(record.id)
             if twin is not None:
                 base = batch.records[twin.id].record if twin.id in batch.records else twin
                 batch.put(merge_into(base, record), vector)
@@ -325,43 +344,63 @@ class SemanticEngine:
         later = [r for r in chain if r.valid_from and since and r.valid_from > since and r.id != record.id]
         return min(later, key=lambda r: (r.valid_from or since, r.id)) if later else current
 
-    def _twin(self, item: EmbeddedRecord, pool: Sequence[EmbeddedRecord]) -> SemanticRecord | None:
+    async def _twin(self, item: EmbeddedRecord, pool: Sequence[EmbeddedRecord]) -> SemanticRecord | None:
         """The record of ``pool`` closest to ``item`` at cosine >= the dedup threshold: same kind, current,
-        another id, and about the same subject when ``item`` has one."""
-        subject = key_of(item.record.subject)
-        same = [
-            held
-            for held in pool
-            if held.record.kind is item.record.kind
-            and held.record.current
-            and held.record.id != item.record.id
-            and (not subject or key_of(held.record.subject) == subject)
-        ]
-        if not same:
-            return None
-        matrix = np.asarray([held.vector for held in same], dtype=np.float32)
-        scores = matrix @ np.asarray(item.vector, dtype=np.float32)
-        best = int(np.argmax(scores))
-        return same[best].record if scores[best] >= self.dedup_threshold else None
+        another id, and about the same subject when ``item`` has one (off the event loop for a large pool)."""
+
+        def closest() -> SemanticRecord | None:
+            subject = key_of(item.record.subject)
+            same = [
+                held
+                for held in pool
+                if held.record.kind is item.record.kind
+                and held.record.current
+                and held.record.id != item.record.id
+                and (not subject or key_of(held.record.subject) == subject)
+            ]
+            if not same:
+                return None
+            matrix = np.asarray([held.vector for held in same], dtype=np.float32)
+            scores = matrix @ np.asarray(item.vector, dtype=np.float32)
+            best = int(np.argmax(scores))
+            return same[best].record if scores[best] >= self.dedup_threshold else None
+
+        return await off_loop(closest, size=len(pool) * len(item.vector), threshold=TWIN_OFF_LOOP_VALUES)
 
     # ----- search -------------------------------------------------------------------------------------
     async def search(
         self,
         bank_id: str,
-        query: str,
+        query: str | Phrasings,
         limit: int,
         time_range: TimeRange,
         options: SearchOptions | None = None,
     ) -> list[ScoredRecord]:
         """The bank's records closest in meaning to ``query``, best first, plus facts about entities
-        related to those the query names (up to ``hops`` relations away)."""
-        options = options or SearchOptions()
-        [vector] = await self.embedder.embed(bank_id, [query], query=True)
-        hits = await self.store.search(bank_id, vector, limit, time_range, options)
-        hops = self.hops if options.hops is None else options.hops
-        if hops <= 0:
+        related to those the query names (up to ``hops`` relations away).
+
+        With rewrites, every phrasing is embedded in one batched call and searched, and their lists are
+        merged into one (see :mod:`hindsight.runtime.rewrites`).
+        """
+        chosen = options or SearchOptions()
+        phrasings = Phrasings.of(query)
+        hops = self.hops if chosen.hops is None else chosen.hops
+        vectors = await self.embedder.embed(bank_id, list(phrasings.texts), query=True)
+
+        nearest = await self.store.search_many(bank_id, vectors, limit, time_range, chosen)
+
+        async def one(text: str, vector: list[float], hits: list[ScoredRecord]) -> list[ScoredRecord]:
+            """One phrasing's hits: nearest records, the entity graph's facts, then the every-tag filter."""
+            if hops > 0:
+                hits = await self._expand(bank_id, text, vector, limit, time_range, chosen, hops, hits)
+            if chosen.all_tags and chosen.tags:
+                hits = [hit for hit in hits if hit.record.meta.carries_tags(chosen.tags)]
             return hits
-        return await self._expand(bank_id, query, vector, limit, time_range, options, hops, hits)
+
+        lists = await asyncio.gather(
+            *(one(t, v, h) for t, v, h in zip(phrasings.texts, vectors, nearest, strict=True))
+        )
+        return phrasings.merge(lists, key=lambda hit: hit.record.id)
 
     async def _expand(
         self,

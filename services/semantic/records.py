@@ -122,6 +122,9 @@ class SearchOptions:
     valid_at: datetime | None = None
     hops: int | None = None
     """Entity-graph expansion depth (0 to 2); None is the layer's default."""
+    all_tags: bool = False
+    """With ``tags``: only records carrying every one of them (compared without case), not just one. The
+    engine applies it to the store's hits (the store filters by any tag)."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.records import RecordMeta, TimeRange, from_timestamp, to_timestamp
+from hindsight.runtime.rewrites import check_phrasings
 from hindsight.runtime.validation import check_limit, check_text
 from hindsight.semantic.engine import DEFAULT_LIMIT, MAX_LIMIT, SemanticEngine
 from hindsight.semantic.records import (
@@ -19,6 +20,7 @@ from hindsight.semantic.records import (
     SemanticRecord,
 )
 
+MAX_QUERY_CHARS = 10_000
 MAX_RECORDS = 1024
 """Records per Upsert: bounds one request's embedding time and memory."""
 MAX_DELETE_KEYS = 10_000
@@ -157,6 +159,7 @@ def options_from_pb(request: semantic_pb2.SearchRequest) -> SearchOptions:
         include_cold=request.include_cold,
         valid_at=from_timestamp(request.valid_at) if request.HasField("valid_at") else None,
         hops=_HOPS[request.expansion],
+        all_tags=request.all_tags,
     )
 
 
@@ -188,10 +191,11 @@ class SemanticServicer(semantic_pb2_grpc.SemanticServiceServicer):
     async def Search(
         self, request: semantic_pb2.SearchRequest, context: grpc.aio.ServicerContext
     ) -> semantic_pb2.SearchResponse:
-        query = check_text(request.query, "query", max_chars=10_000)
+        weight = request.rewrite_weight if request.HasField("rewrite_weight") else None
+        phrasings = check_phrasings(request.query, request.rewrites, weight, MAX_QUERY_CHARS)
         limit = check_limit(request.limit, "limit", DEFAULT_LIMIT, MAX_LIMIT)
         window = TimeRange.from_pb(request.time_range if request.HasField("time_range") else None)
-        hits = await self.engine.search(request.bank_id, query, limit, window, options_from_pb(request))
+        hits = await self.engine.search(request.bank_id, phrasings, limit, window, options_from_pb(request))
         return semantic_pb2.SearchResponse(hits=[scored_to_pb(hit) for hit in hits])
 
     async def Delete(

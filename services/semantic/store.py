@@ -83,6 +83,17 @@ class VectorStore(Protocol):
         """The bank's records nearest to ``vector``, best first (only about ``subjects`` when given)."""
         ...
 
+    async def search_many(
+        self,
+        bank_id: str,
+        vectors: Sequence[list[float]],
+        limit: int,
+        time_range: TimeRange,
+        options: SearchOptions,
+    ) -> list[list[ScoredRecord]]:
+        """One :meth:`search` per vector (the phrasings of one query), answered in one batched call."""
+        ...
+
     async def nearest(
         self, bank_id: str, items: Sequence[EmbeddedRecord], threshold: float
     ) -> list[SemanticRecord | None]:
@@ -366,25 +377,67 @@ class QdrantVectorStore:
         subjects: Sequence[str] = (),
     ) -> list[ScoredRecord]:
         """Cosine search over the hot tier (and the cold one when asked), filtered, best first."""
+        [hits] = await self._search_tiers(bank_id, [vector], limit, time_range, options, subjects)
+        return hits
+
+    async def search_many(
+        self,
+        bank_id: str,
+        vectors: Sequence[list[float]],
+        limit: int,
+        time_range: TimeRange,
+        options: SearchOptions,
+    ) -> list[list[ScoredRecord]]:
+        """Every vector in one batched request per tier: the engine plans them as one pass."""
+        if not vectors:
+            return []
+        return await self._search_tiers(bank_id, vectors, limit, time_range, options, ())
+
+    async def _search_tiers(
+        self,
+        bank_id: str,
+        vectors: Sequence[list[float]],
+        limit: int,
+        time_range: TimeRange,
+        options: SearchOptions,
+        subjects: Sequence[str],
+    ) -> list[list[ScoredRecord]]:
         selector = search_filter(bank_id, time_range, options, subjects)
         tiers = [(self.collection, False)] + ([(self.cold, True)] if options.include_cold else [])
-        hits: list[ScoredRecord] = []
+        found: list[list[ScoredRecord]] = [[] for _ in vectors]
         with qdrant_errors(self._target):
             for collection, cold in tiers:
-                reply = await self._client.query_points(
-                    collection,
-                    query=vector,
-                    query_filter=selector,
-                    limit=limit,
-                    with_payload=True,
-                    score_threshold=options.min_score or None,
-                )
-                hits.extend(
-                    ScoredRecord(from_payload(point.payload or {}, cold), float(point.score))
-                    for point in reply.points
-                )
-        hits.sort(key=lambda hit: -hit.score)
-        return hits[:limit]
+                if len(vectors) == 1:
+                    reply = await self._client.query_points(
+                        collection,
+                        query=vectors[0],
+                        query_filter=selector,
+                        limit=limit,
+                        with_payload=True,
+                        score_threshold=options.min_score or None,
+                    )
+                    replies = [reply.points]
+                else:
+                    requests = [
+                        models.QueryRequest(
+                            query=vector,
+                            filter=selector,
+                            limit=limit,
+                            with_payload=True,
+                            score_threshold=options.min_score or None,
+                        )
+                        for vector in vectors
+                    ]
+                    batch = await self._client.query_batch_points(collection, requests=requests)
+                    replies = [reply.points for reply in batch]
+                for hits, points in zip(found, replies, strict=True):
+                    hits.extend(
+                        ScoredRecord(from_payload(point.payload or {}, cold), float(point.score))
+                        for point in points
+                    )
+        for hits in found:
+            hits.sort(key=lambda hit: -hit.score)
+        return [hits[:limit] for hits in found]
 
     async def nearest(
         self, bank_id: str, items: Sequence[EmbeddedRecord], threshold: float

@@ -12,10 +12,12 @@ import heapq
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
-from hindsight.runtime.records import Turn
+from hindsight.runtime.offload import off_loop
+from hindsight.runtime.records import TimeRange, Turn
+from hindsight.runtime.rewrites import Phrasings
 from hindsight.runtime.text import term_counts, terms
 from hindsight.working.entries import Entry, EntryKind, summary_entry, with_importance
 from hindsight.working.settings import WorkingSettings
@@ -32,6 +34,11 @@ GROUP_MAX = 8
 """Turns per summary."""
 _MAX_GROUPS_PER_CALL = 10_000
 """A bound on one compression's loop, far above any real session."""
+ENTRIES_OFF_LOOP_CHARS = 2_500
+"""Characters of one append from which its entries (terms, tokens, importance; ~0.8 us per character)
+are built on a worker thread rather than on the event loop."""
+RANK_OFF_LOOP = 400
+"""Candidates times phrasings of one search from which ranking (~5 us each) runs on a worker thread."""
 
 
 @dataclass(frozen=True)
@@ -206,7 +213,12 @@ class WorkingMemory:
         if not turns:
             return AppendResult(0)
         now = self.clock()
-        outcome = await self.store.append(bank_id, [self.entry_for(turn, now) for turn in turns], now)
+        entries = await off_loop(
+            lambda: [self.entry_for(turn, now) for turn in turns],
+            size=sum(len(turn.text) for turn in turns),
+            threshold=ENTRIES_OFF_LOOP_CHARS,
+        )
+        outcome = await self.store.append(bank_id, entries, now)
         groups = 0
         for session_id, stats in outcome.sessions.items():
             if stats.token_count <= self.settings.threshold_tokens:
@@ -344,20 +356,53 @@ class WorkingMemory:
             removed += await self.store.forget(bank_id, list(dict.fromkeys(turn_ids)))
         return removed
 
-    async def search(self, bank_id: str, query: str, session_id: str, limit: int) -> list[RecentHit]:
-        """Recent entries of one session (or of the bank's live sessions) ranked against ``query``."""
+    async def search(
+        self,
+        bank_id: str,
+        query: str | Phrasings,
+        session_id: str,
+        limit: int,
+        window: TimeRange | None = None,
+        tags: Collection[str] = (),
+    ) -> list[RecentHit]:
+        """Recent entries of one session (or of the bank's live sessions) ranked against ``query`` and each
+        of its rewrites, the lists merged into one (see :mod:`hindsight.runtime.rewrites`).
+
+        The entries are read once for every phrasing. ``window`` and ``tags`` filter each phrasing's best
+        ``limit`` turns before the merge (the stored headers hold neither times nor tags).
+        """
+        phrasings = Phrasings.of(query)
+        window = window or TimeRange()
         now = self.clock()
         if session_id:
             sessions = [session_id]
         else:
             sessions = await self.store.live_sessions(bank_id, now, self.settings.search_sessions)
         candidates = await self.store.recent(bank_id, sessions, self.settings.search_entries)
-        hits = []
-        for item, score in rank_recent(
-            query, candidates, now, self.settings.recency_half_life_seconds, limit
-        ):
-            try:
-                hits.append(RecentHit(item.decode().turn, score))
-            except (ValueError, KeyError, TypeError):
-                log.warning("skipping a malformed window entry", extra={"entry_id": item.id})
-        return hits
+        half_life = self.settings.recency_half_life_seconds
+
+        def ranked() -> list[list[RecentHit]]:
+            decoded: dict[str, Turn | None] = {}
+            lists = []
+            for text in phrasings.texts:
+                hits = []
+                for item, score in rank_recent(text, candidates, now, half_life, limit):
+                    if item.id not in decoded:
+                        decoded[item.id] = _decoded_turn(item)
+                    turn = decoded[item.id]
+                    if turn is not None and window.contains(turn.meta.time) and turn.meta.carries_tags(tags):
+                        hits.append(RecentHit(turn, score))
+                lists.append(hits)
+            return lists
+
+        lists = await off_loop(ranked, size=len(candidates) * len(phrasings.texts), threshold=RANK_OFF_LOOP)
+        return phrasings.merge(lists, key=lambda hit: hit.turn.id)
+
+
+def _decoded_turn(item: Indexed) -> Turn | None:
+    """The turn of a window entry; None (logged) for a malformed one."""
+    try:
+        return item.decode().turn
+    except (ValueError, KeyError, TypeError):
+        log.warning("skipping a malformed window entry", extra={"entry_id": item.id})
+        return None

@@ -9,8 +9,9 @@ import grpc
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
 from hindsight.runtime.errors import InvalidArgument
-from hindsight.runtime.records import Turn
-from hindsight.runtime.validation import check_limit, check_text
+from hindsight.runtime.records import TimeRange, Turn
+from hindsight.runtime.rewrites import check_phrasings
+from hindsight.runtime.validation import check_limit, check_tags
 from hindsight.working.engine import WorkingMemory
 from hindsight.working.entries import Entry, EntryKind
 
@@ -89,10 +90,13 @@ class WorkingServicer(working_pb2_grpc.WorkingMemoryServiceServicer):
     async def SearchRecent(
         self, request: working_pb2.SearchRecentRequest, context: grpc.aio.ServicerContext
     ) -> working_pb2.SearchRecentResponse:
-        query = check_text(request.query, "query", MAX_QUERY_CHARS)
+        weight = request.rewrite_weight if request.HasField("rewrite_weight") else None
+        phrasings = check_phrasings(request.query, request.rewrites, weight, MAX_QUERY_CHARS)
         session_id = _check_session_id(request.session_id, "session_id", required=False)
         limit = check_limit(request.limit, "limit", DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
-        hits = await self._memory.search(request.bank_id, query, session_id, limit)
+        window = TimeRange.from_pb(request.time_range if request.HasField("time_range") else None)
+        tags = check_tags(request.tags)
+        hits = await self._memory.search(request.bank_id, phrasings, session_id, limit, window, tags)
         return working_pb2.SearchRecentResponse(
             hits=[common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score) for hit in hits]
         )

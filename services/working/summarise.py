@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from hindsight.runtime.llm import LLMClient
+from hindsight.runtime.offload import off_loop
 from hindsight.working.entries import Entry, is_greeting, is_instruction
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,8 @@ I'll It's That's Don't Can't Won't Did Do Does Have Has Had Was Were Are Be Been
 """.split()
 )
 """Capitalised words that start sentences rather than name things."""
+SUMMARISE_OFF_LOOP_CHARS = 2_000
+"""Source characters from which an extractive summary (~1 us per character) is written on a worker thread."""
 
 
 class Summariser(Protocol):
@@ -105,7 +108,11 @@ class ExtractiveSummariser:
         self.keep_ratio = keep_ratio
 
     async def summarise(self, entries: Sequence[Entry], max_chars: int) -> str:
-        return self.summarise_now(entries, max_chars)
+        return await off_loop(
+            lambda: self.summarise_now(entries, max_chars),
+            size=sum(len(entry.turn.text) for entry in entries),
+            threshold=SUMMARISE_OFF_LOOP_CHARS,
+        )
 
     def summarise_now(self, entries: Sequence[Entry], max_chars: int) -> str:
         """The summary, computed synchronously."""

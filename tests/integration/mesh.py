@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
+import grpc
 import psycopg
 import redis.asyncio as aioredis
+from google.protobuf.message import Message
 from psycopg import sql
 
 from hindsight.episodic.service import open_service as open_episodic
@@ -64,23 +67,105 @@ async def drop_schemas(database_url: str, *schemas: str) -> None:
             await conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
+M = TypeVar("M", bound=Message)
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """A call a layer answered (for a stream: one message it read)."""
+
+    method: str
+    """The full method name, ``/hindsight.working.v1.WorkingMemoryService/SearchRecent``."""
+    request: Message
+
+
+class CallRecorder(grpc.aio.ServerInterceptor):
+    """Records every unary request and every stream message the servers it is given to read, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[RecordedCall] = []
+
+    def since(self, start: int, method: str, kind: type[M], bank_id: str = "") -> list[M]:
+        """Requests of type ``kind`` to ``method`` (its full name) recorded from position ``start`` on,
+        only those for ``bank_id`` when it is given."""
+        return [
+            call.request
+            for call in self.calls[start:]
+            if call.method == method
+            and isinstance(call.request, kind)
+            and (not bank_id or getattr(call.request, "bank_id", bank_id) == bank_id)
+        ]
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None:
+            return handler
+        if handler.unary_unary is not None:
+            unary = handler.unary_unary
+
+            async def recorded(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                self.calls.append(RecordedCall(method, request))
+                return await unary(request, context)
+
+            return grpc.unary_unary_rpc_method_handler(
+                recorded,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_stream is not None:
+            stream = handler.stream_stream
+
+            async def recorded_stream(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+                async def read() -> AsyncIterator[Any]:
+                    async for message in requests:
+                        self.calls.append(RecordedCall(method, message))
+                        yield message
+
+                async for reply in stream(read(), context):
+                    yield reply
+
+            return grpc.stream_stream_rpc_method_handler(
+                recorded_stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+
 @contextlib.asynccontextmanager
-async def layer_mesh(database_url: str, redis_url: str, qdrant_path: Path) -> AsyncIterator[LayerAddresses]:
-    """Serve all five layers; schemas and key prefixes are unique to this mesh and dropped after."""
+async def layer_mesh(
+    database_url: str,
+    redis_url: str,
+    qdrant_path: Path,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+) -> AsyncIterator[LayerAddresses]:
+    """Serve all five layers, each with ``interceptors`` inside its own; schemas and key prefixes are
+    unique to this mesh and dropped after."""
     suffix = uuid.uuid4().hex[:10]
     episodic_schema, reflect_schema = f"t_ep_{suffix}", f"t_rf_{suffix}"
     async with contextlib.AsyncExitStack() as stack:
-        inference = await stack.enter_async_context(serving(lambda: open_inference(InferenceSettings())))
+        inference = await stack.enter_async_context(
+            serving(lambda: open_inference(InferenceSettings()), interceptors=interceptors)
+        )
         inference_addr = f"127.0.0.1:{inference.port}"
         working = await stack.enter_async_context(
-            serving(lambda: open_working(WorkingSettings(redis_url=redis_url, prefix=f"t:{suffix}")))
+            serving(
+                lambda: open_working(WorkingSettings(redis_url=redis_url, prefix=f"t:{suffix}")),
+                interceptors=interceptors,
+            )
         )
         working_addr = f"127.0.0.1:{working.port}"
         semantic = await stack.enter_async_context(
             serving(
                 lambda: open_semantic(
                     SemanticSettings(qdrant_path=str(qdrant_path), inference_addr=inference_addr)
-                )
+                ),
+                interceptors=interceptors,
             )
         )
         semantic_addr = f"127.0.0.1:{semantic.port}"
@@ -99,7 +184,8 @@ async def layer_mesh(database_url: str, redis_url: str, qdrant_path: Path) -> As
                         reflect_addr=reflect_addr,
                         inference_addr=inference_addr,
                     )
-                )
+                ),
+                interceptors=interceptors,
             )
         )
         episodic_addr = f"127.0.0.1:{episodic.port}"
@@ -114,6 +200,7 @@ async def layer_mesh(database_url: str, redis_url: str, qdrant_path: Path) -> As
                     )
                 ),
                 port=reflect_port,
+                interceptors=interceptors,
             )
         )
         try:

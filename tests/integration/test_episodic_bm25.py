@@ -10,9 +10,10 @@ import pytest
 from psycopg import sql
 
 from hindsight.episodic.engine import EpisodicMemory
+from hindsight.episodic.keyword import ANALYZER
 from hindsight.episodic.models import TurnFilter
 from hindsight.episodic.settings import EpisodicSettings
-from hindsight.episodic.store import ANALYZER, PostgresEpisodicStore
+from hindsight.episodic.store import PostgresEpisodicStore
 from hindsight.runtime.records import RecordMeta, TimeRange, Turn
 from tests.integration.mesh import drop_schemas
 

@@ -267,9 +267,9 @@ async def test_working_memory_drops_a_session_or_a_whole_bank_on_request(
                 await forget()
             assert (error.value.details() or "").startswith("turn_ids:")
     finally:
-        keys = [key async for key in client.scan_iter(match=f"test:{unique_name}:*")]
-        if keys:
-            await client.delete(*keys)
+        left = [key async for key in client.scan_iter(match=f"test:{unique_name}:*")]
+        if left:
+            await client.delete(*left)
         await client.aclose()
 
 

@@ -116,6 +116,11 @@ async def run_script(store: QdrantVectorStore) -> Script:
     tagged = SearchOptions(tags=("home",))
     out.append(("search tags", _hits(await store.search(BANK, QUERY, 10, everything, tagged))))
     out.append(("search subject", _hits(await store.search(BANK, QUERY, 10, everything, facts, ["ALICE"]))))
+    second = vector(0.1, 1, 0.2)
+    many = await store.search_many(BANK, [QUERY, second], 3, everything, facts)
+    one_by_one = [await store.search(BANK, v, 3, everything, facts) for v in (QUERY, second)]
+    out.append(("search many", [_hits(hits) for hits in many]))
+    assert [_hits(hits) for hits in many] == [_hits(hits) for hits in one_by_one]
     threshold = SearchOptions(min_score=0.9)
     out.append(("search min score", _hits(await store.search(BANK, QUERY, 10, everything, threshold))))
     near = await store.nearest(BANK, [CORPUS[3], CORPUS[2]], 0.9)

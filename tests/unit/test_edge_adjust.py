@@ -1,4 +1,4 @@
-"""Score factors after fusion, the tag signal, merging rewrites, lessons first, and their settings."""
+"""Score factors after fusion, the tag signal, lessons first, and their settings."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from hindsight.mcp_edge.fusion import (
     Adjustments,
     adjust,
     lessons_first,
-    merge_rewrites,
     score_fusion,
     tag_scores,
 )
@@ -92,13 +91,6 @@ def test_the_tag_signal_counts_half_per_matching_tag_up_to_one() -> None:
     assert tag_scores(candidates, set()) == {}
     fused = score_fusion([candidates[:3]], extra={"none": 2.0})
     assert fused[0].id == "none"
-
-
-def test_a_rewrites_hits_join_the_list_but_the_original_query_leads() -> None:
-    original = [_c("a", LayerName.EPISODIC, 9.0), _c("b", LayerName.EPISODIC, 3.0)]
-    rewrite = [_c("c", LayerName.EPISODIC, 0.9), _c("a", LayerName.EPISODIC, 0.1)]
-    merged = merge_rewrites([original, rewrite], rewrite_weight=0.8)
-    assert [(c.id, round(c.layer_score, 2)) for c in merged] == [("a", 1.0), ("c", 0.8), ("b", 0.0)]
 
 
 def test_lessons_move_ahead_and_keep_their_order() -> None:

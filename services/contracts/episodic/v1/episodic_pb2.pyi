@@ -67,18 +67,22 @@ class RecordTurnsResponse(_message.Message):
     def __init__(self, recorded_count: _Optional[int] = ..., duplicate_count: _Optional[int] = ..., indexed: _Optional[bool] = ...) -> None: ...
 
 class SearchTurnsRequest(_message.Message):
-    __slots__ = ("bank_id", "query", "time_range", "limit", "filter")
+    __slots__ = ("bank_id", "query", "time_range", "limit", "filter", "rewrites", "rewrite_weight")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     TIME_RANGE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
+    REWRITES_FIELD_NUMBER: _ClassVar[int]
+    REWRITE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     query: str
     time_range: _common_pb2.TimeRange
     limit: int
     filter: TurnFilter
-    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., limit: _Optional[int] = ..., filter: _Optional[_Union[TurnFilter, _Mapping]] = ...) -> None: ...
+    rewrites: _containers.RepeatedScalarFieldContainer[str]
+    rewrite_weight: float
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., limit: _Optional[int] = ..., filter: _Optional[_Union[TurnFilter, _Mapping]] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ...) -> None: ...
 
 class TurnFilter(_message.Message):
     __slots__ = ("session_id", "tags", "sources", "min_trust", "time_range", "include_archived")

@@ -144,14 +144,20 @@ class ListLessonsResponse(_message.Message):
     def __init__(self, lessons: _Optional[_Iterable[_Union[Lesson, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class SearchLessonsRequest(_message.Message):
-    __slots__ = ("bank_id", "query", "limit")
+    __slots__ = ("bank_id", "query", "limit", "rewrites", "rewrite_weight", "tags")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    REWRITES_FIELD_NUMBER: _ClassVar[int]
+    REWRITE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     query: str
     limit: int
-    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    rewrites: _containers.RepeatedScalarFieldContainer[str]
+    rewrite_weight: float
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ScoredLesson(_message.Message):
     __slots__ = ("lesson", "score")

@@ -26,19 +26,19 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from hindsight.contracts.common.v1 import common_pb2 as hindsight_dot_common_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$hindsight/semantic/v1/semantic.proto\x12\x15hindsight.semantic.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a hindsight/common/v1/common.proto\"\xac\x03\n\x0eSemanticRecord\x12\n\n\x02id\x18\x01 \x01(\t\x12/\n\x04kind\x18\x02 \x01(\x0e\x32!.hindsight.semantic.v1.RecordKind\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0f\n\x07speaker\x18\x04 \x01(\t\x12\x12\n\nsession_id\x18\x05 \x01(\t\x12-\n\x04meta\x18\x06 \x01(\x0b\x32\x1f.hindsight.common.v1.RecordMeta\x12\x0f\n\x07subject\x18\x07 \x01(\t\x12\x11\n\tattribute\x18\x08 \x01(\t\x12\r\n\x05value\x18\t \x01(\t\x12\x1a\n\x12source_episode_ids\x18\n \x03(\t\x12\x12\n\nconfidence\x18\x0b \x01(\x02\x12.\n\nvalid_from\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08valid_to\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rsuperseded_by\x18\x0e \x01(\t\x12\x15\n\rmention_count\x18\x0f \x01(\r\x12\x0c\n\x04\x63old\x18\x10 \x01(\x08\"X\n\rUpsertRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x36\n\x07records\x18\x02 \x03(\x0b\x32%.hindsight.semantic.v1.SemanticRecord\"(\n\x0eUpsertResponse\x12\x16\n\x0eupserted_count\x18\x01 \x01(\r\"\xd7\x02\n\rSearchRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\r\x12\x32\n\ntime_range\x18\x04 \x01(\x0b\x32\x1e.hindsight.common.v1.TimeRange\x12\x30\n\x05kinds\x18\x05 \x03(\x0e\x32!.hindsight.semantic.v1.RecordKind\x12\x0c\n\x04tags\x18\x06 \x03(\t\x12\x11\n\tmin_score\x18\x07 \x01(\x01\x12\x17\n\x0finclude_history\x18\x08 \x01(\x08\x12\x14\n\x0cinclude_cold\x18\t \x01(\x08\x12,\n\x08valid_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x33\n\texpansion\x18\x0b \x01(\x0e\x32 .hindsight.semantic.v1.Expansion\"j\n\x0cScoredRecord\x12\x35\n\x06record\x18\x01 \x01(\x0b\x32%.hindsight.semantic.v1.SemanticRecord\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x14\n\x0c\x65xpanded_via\x18\x03 \x03(\t\"C\n\x0eSearchResponse\x12\x31\n\x04hits\x18\x01 \x03(\x0b\x32#.hindsight.semantic.v1.ScoredRecord\"n\n\rDeleteRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12\x17\n\x0fsource_turn_ids\x18\x03 \x03(\t\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12\x12\n\nwhole_bank\x18\x05 \x01(\x08\"\'\n\x0e\x44\x65leteResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\r\"|\n\x0fMarkColdRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12\x31\n\runused_before\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10importance_below\x18\x04 \x01(\x02\"\'\n\x10MarkColdResponse\x12\x13\n\x0bmoved_count\x18\x01 \x01(\r\"4\n\x12ListReviewsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\"\xca\x01\n\nReviewItem\x12\n\n\x02id\x18\x01 \x01(\t\x12\x38\n\tcandidate\x18\x02 \x01(\x0b\x32%.hindsight.semantic.v1.SemanticRecord\x12\x36\n\x07\x63urrent\x18\x03 \x01(\x0b\x32%.hindsight.semantic.v1.SemanticRecord\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"G\n\x13ListReviewsResponse\x12\x30\n\x05items\x18\x01 \x03(\x0b\x32!.hindsight.semantic.v1.ReviewItem\"q\n\x14ResolveReviewRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x11\n\treview_id\x18\x02 \x01(\t\x12\x35\n\nresolution\x18\x03 \x01(\x0e\x32!.hindsight.semantic.v1.Resolution\"O\n\x15ResolveReviewResponse\x12\x36\n\x07\x63urrent\x18\x01 \x01(\x0b\x32%.hindsight.semantic.v1.SemanticRecord\"X\n\x0eHistoryRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x11\n\trecord_id\x18\x02 \x01(\t\x12\x0f\n\x07subject\x18\x03 \x01(\t\x12\x11\n\tattribute\x18\x04 \x01(\t\"I\n\x0fHistoryResponse\x12\x36\n\x07records\x18\x01 \x03(\x0b\x32%.hindsight.semantic.v1.SemanticRecord\"5\n\x13ListEntitiesRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\"(\n\x08Relation\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0e\n\x06target\x18\x02 \x01(\t\"i\n\x06\x45ntity\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0f\n\x07\x61liases\x18\x03 \x03(\t\x12\x32\n\trelations\x18\x04 \x03(\x0b\x32\x1f.hindsight.semantic.v1.Relation\"G\n\x14ListEntitiesResponse\x12/\n\x08\x65ntities\x18\x01 \x03(\x0b\x32\x1d.hindsight.semantic.v1.Entity*\xb8\x01\n\nRecordKind\x12\x1b\n\x17RECORD_KIND_UNSPECIFIED\x10\x00\x12\x14\n\x10RECORD_KIND_TURN\x10\x01\x12\x14\n\x10RECORD_KIND_FACT\x10\x02\x12\x1a\n\x16RECORD_KIND_PREFERENCE\x10\x03\x12\x14\n\x10RECORD_KIND_RULE\x10\x04\x12\x17\n\x13RECORD_KIND_EPISODE\x10\x05\x12\x16\n\x12RECORD_KIND_ENTITY\x10\x06*h\n\tExpansion\x12\x19\n\x15\x45XPANSION_UNSPECIFIED\x10\x00\x12\x11\n\rEXPANSION_OFF\x10\x01\x12\x15\n\x11\x45XPANSION_ONE_HOP\x10\x02\x12\x16\n\x12\x45XPANSION_TWO_HOPS\x10\x03*V\n\nResolution\x12\x1a\n\x16RESOLUTION_UNSPECIFIED\x10\x00\x12\x15\n\x11RESOLUTION_ACCEPT\x10\x01\x12\x15\n\x11RESOLUTION_REJECT\x10\x02\x32\x88\x06\n\x0fSemanticService\x12U\n\x06Upsert\x12$.hindsight.semantic.v1.UpsertRequest\x1a%.hindsight.semantic.v1.UpsertResponse\x12U\n\x06Search\x12$.hindsight.semantic.v1.SearchRequest\x1a%.hindsight.semantic.v1.SearchResponse\x12U\n\x06\x44\x65lete\x12$.hindsight.semantic.v1.DeleteRequest\x1a%.hindsight.semantic.v1.DeleteResponse\x12[\n\x08MarkCold\x12&.hindsight.semantic.v1.MarkColdRequest\x1a\'.hindsight.semantic.v1.MarkColdResponse\x12\x64\n\x0bListReviews\x12).hindsight.semantic.v1.ListReviewsRequest\x1a*.hindsight.semantic.v1.ListReviewsResponse\x12j\n\rResolveReview\x12+.hindsight.semantic.v1.ResolveReviewRequest\x1a,.hindsight.semantic.v1.ResolveReviewResponse\x12X\n\x07History\x12%.hindsight.semantic.v1.HistoryRequest\x1a&.hindsight.semantic.v1.HistoryResponse\x12g\n\x0cListEntities\x12*.hindsight.semantic.v1.ListEntitiesRequest\x1a+.hindsight.semantic.v1.ListEntitiesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$hindsight/semantic/v1/semantic.proto\x12\x15hindsight.semantic.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a hindsight/common/v1/common.proto\"\xac\x03\n\x0eSemanticRecord\x12\n\n\x02id\x18\x01 \x01(\t\x12/\n\x04kind\x18\x02 \x01(\x0e\x32!.hindsight.semantic.v1.RecordKind\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0f\n\x07speaker\x18\x04 \x01(\t\x12\x12\n\nsession_id\x18\x05 \x01(\t\x12-\n\x04meta\x18\x06 \x01(\x0b\x32\x1f.hindsight.common.v1.RecordMeta\x12\x0f\n\x07subject\x18\x07 \x01(\t\x12\x11\n\tattribute\x18\x08 \x01(\t\x12\r\n\x05value\x18\t \x01(\t\x12\x1a\n\x12source_episode_ids\x18\n \x03(\t\x12\x12\n\nconfidence\x18\x0b \x01(\x02\x12.\n\nvalid_from\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08valid_to\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rsuperseded_by\x18\x0e \x01(\t\x12\x15\n\rmention_count\x18\x0f \x01(\r\x12\x0c\n\x04\x63old\x18\x10 \x01(\x08\"X\n\rUpsertRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x36\n\x07records\x18\x02 \x03(\x0b\x32%.hindsight.semantic.v1.SemanticRecord\"(\n\x0eUpsertResponse\x12\x16\n\x0eupserted_count\x18\x01 \x01(\r\"\xab\x03\n\rSearchRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\r\x12\x32\n\ntime_range\x18\x04 \x01(\x0b\x32\x1e.hindsight.common.v1.TimeRange\x12\x30\n\x05kinds\x18\x05 \x03(\x0e\x32!.hindsight.semantic.v1.RecordKind\x12\x0c\n\x04tags\x18\x06 \x03(\t\x12\x11\n\tmin_score\x18\x07 \x01(\x01\x12\x17\n\x0finclude_history\x18\x08 \x01(\x08\x12\x14\n\x0cinclude_cold\x18\t \x01(\x08\x12,\n\x08valid_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x33\n\texpansion\x18\x0b \x01(\x0e\x32 .hindsight.semantic.v1.Expansion\x12\x10\n\x08rewrites\x18\x0c \x03(\t\x12\x1b\n\x0erewrite_weight\x18\r \x01(\x01H\x00\x88\x01\x01\x12\x10\n\x08\x61ll_tags\x18\x0e \x01(\x08\x42\x11\n\x0f_rewrite_weight\"j\n\x0cScoredRecord\x12\x35\n\x06record\x18\x01 \x01(\x0b\x32%.hindsight.semantic.v1.SemanticRecord\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x14\n\x0c\x65xpanded_via\x18\x03 \x03(\t\"C\n\x0eSearchResponse\x12\x31\n\x04hits\x18\x01 \x03(\x0b\x32#.hindsight.semantic.v1.ScoredRecord\"n\n\rDeleteRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12\x17\n\x0fsource_turn_ids\x18\x03 \x03(\t\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12\x12\n\nwhole_bank\x18\x05 \x01(\x08\"\'\n\x0e\x44\x65leteResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\r\"|\n\x0fMarkColdRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12\x31\n\runused_before\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10importance_below\x18\x04 \x01(\x02\"\'\n\x10MarkColdResponse\x12\x13\n\x0bmoved_count\x18\x01 \x01(\r\"4\n\x12ListReviewsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\"\xca\x01\n\nReviewItem\x12\n\n\x02id\x18\x01 \x01(\t\x12\x38\n\tcandidate\x18\x02 \x01(\x0b\x32%.hindsight.semantic.v1.SemanticRecord\x12\x36\n\x07\x63urrent\x18\x03 \x01(\x0b\x32%.hindsight.semantic.v1.SemanticRecord\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"G\n\x13ListReviewsResponse\x12\x30\n\x05items\x18\x01 \x03(\x0b\x32!.hindsight.semantic.v1.ReviewItem\"q\n\x14ResolveReviewRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x11\n\treview_id\x18\x02 \x01(\t\x12\x35\n\nresolution\x18\x03 \x01(\x0e\x32!.hindsight.semantic.v1.Resolution\"O\n\x15ResolveReviewResponse\x12\x36\n\x07\x63urrent\x18\x01 \x01(\x0b\x32%.hindsight.semantic.v1.SemanticRecord\"X\n\x0eHistoryRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x11\n\trecord_id\x18\x02 \x01(\t\x12\x0f\n\x07subject\x18\x03 \x01(\t\x12\x11\n\tattribute\x18\x04 \x01(\t\"I\n\x0fHistoryResponse\x12\x36\n\x07records\x18\x01 \x03(\x0b\x32%.hindsight.semantic.v1.SemanticRecord\"5\n\x13ListEntitiesRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\"(\n\x08Relation\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0e\n\x06target\x18\x02 \x01(\t\"i\n\x06\x45ntity\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0f\n\x07\x61liases\x18\x03 \x03(\t\x12\x32\n\trelations\x18\x04 \x03(\x0b\x32\x1f.hindsight.semantic.v1.Relation\"G\n\x14ListEntitiesResponse\x12/\n\x08\x65ntities\x18\x01 \x03(\x0b\x32\x1d.hindsight.semantic.v1.Entity*\xb8\x01\n\nRecordKind\x12\x1b\n\x17RECORD_KIND_UNSPECIFIED\x10\x00\x12\x14\n\x10RECORD_KIND_TURN\x10\x01\x12\x14\n\x10RECORD_KIND_FACT\x10\x02\x12\x1a\n\x16RECORD_KIND_PREFERENCE\x10\x03\x12\x14\n\x10RECORD_KIND_RULE\x10\x04\x12\x17\n\x13RECORD_KIND_EPISODE\x10\x05\x12\x16\n\x12RECORD_KIND_ENTITY\x10\x06*h\n\tExpansion\x12\x19\n\x15\x45XPANSION_UNSPECIFIED\x10\x00\x12\x11\n\rEXPANSION_OFF\x10\x01\x12\x15\n\x11\x45XPANSION_ONE_HOP\x10\x02\x12\x16\n\x12\x45XPANSION_TWO_HOPS\x10\x03*V\n\nResolution\x12\x1a\n\x16RESOLUTION_UNSPECIFIED\x10\x00\x12\x15\n\x11RESOLUTION_ACCEPT\x10\x01\x12\x15\n\x11RESOLUTION_REJECT\x10\x02\x32\x88\x06\n\x0fSemanticService\x12U\n\x06Upsert\x12$.hindsight.semantic.v1.UpsertRequest\x1a%.hindsight.semantic.v1.UpsertResponse\x12U\n\x06Search\x12$.hindsight.semantic.v1.SearchRequest\x1a%.hindsight.semantic.v1.SearchResponse\x12U\n\x06\x44\x65lete\x12$.hindsight.semantic.v1.DeleteRequest\x1a%.hindsight.semantic.v1.DeleteResponse\x12[\n\x08MarkCold\x12&.hindsight.semantic.v1.MarkColdRequest\x1a\'.hindsight.semantic.v1.MarkColdResponse\x12\x64\n\x0bListReviews\x12).hindsight.semantic.v1.ListReviewsRequest\x1a*.hindsight.semantic.v1.ListReviewsResponse\x12j\n\rResolveReview\x12+.hindsight.semantic.v1.ResolveReviewRequest\x1a,.hindsight.semantic.v1.ResolveReviewResponse\x12X\n\x07History\x12%.hindsight.semantic.v1.HistoryRequest\x1a&.hindsight.semantic.v1.HistoryResponse\x12g\n\x0cListEntities\x12*.hindsight.semantic.v1.ListEntitiesRequest\x1a+.hindsight.semantic.v1.ListEntitiesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'hindsight.semantic.v1.semantic_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_RECORDKIND']._serialized_start=2507
-  _globals['_RECORDKIND']._serialized_end=2691
-  _globals['_EXPANSION']._serialized_start=2693
-  _globals['_EXPANSION']._serialized_end=2797
-  _globals['_RESOLUTION']._serialized_start=2799
-  _globals['_RESOLUTION']._serialized_end=2885
+  _globals['_RECORDKIND']._serialized_start=2591
+  _globals['_RECORDKIND']._serialized_end=2775
+  _globals['_EXPANSION']._serialized_start=2777
+  _globals['_EXPANSION']._serialized_end=2881
+  _globals['_RESOLUTION']._serialized_start=2883
+  _globals['_RESOLUTION']._serialized_end=2969
   _globals['_SEMANTICRECORD']._serialized_start=131
   _globals['_SEMANTICRECORD']._serialized_end=559
   _globals['_UPSERTREQUEST']._serialized_start=561
@@ -46,41 +46,41 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_UPSERTRESPONSE']._serialized_start=651
   _globals['_UPSERTRESPONSE']._serialized_end=691
   _globals['_SEARCHREQUEST']._serialized_start=694
-  _globals['_SEARCHREQUEST']._serialized_end=1037
-  _globals['_SCOREDRECORD']._serialized_start=1039
-  _globals['_SCOREDRECORD']._serialized_end=1145
-  _globals['_SEARCHRESPONSE']._serialized_start=1147
-  _globals['_SEARCHRESPONSE']._serialized_end=1214
-  _globals['_DELETEREQUEST']._serialized_start=1216
-  _globals['_DELETEREQUEST']._serialized_end=1326
-  _globals['_DELETERESPONSE']._serialized_start=1328
-  _globals['_DELETERESPONSE']._serialized_end=1367
-  _globals['_MARKCOLDREQUEST']._serialized_start=1369
-  _globals['_MARKCOLDREQUEST']._serialized_end=1493
-  _globals['_MARKCOLDRESPONSE']._serialized_start=1495
-  _globals['_MARKCOLDRESPONSE']._serialized_end=1534
-  _globals['_LISTREVIEWSREQUEST']._serialized_start=1536
-  _globals['_LISTREVIEWSREQUEST']._serialized_end=1588
-  _globals['_REVIEWITEM']._serialized_start=1591
-  _globals['_REVIEWITEM']._serialized_end=1793
-  _globals['_LISTREVIEWSRESPONSE']._serialized_start=1795
-  _globals['_LISTREVIEWSRESPONSE']._serialized_end=1866
-  _globals['_RESOLVEREVIEWREQUEST']._serialized_start=1868
-  _globals['_RESOLVEREVIEWREQUEST']._serialized_end=1981
-  _globals['_RESOLVEREVIEWRESPONSE']._serialized_start=1983
-  _globals['_RESOLVEREVIEWRESPONSE']._serialized_end=2062
-  _globals['_HISTORYREQUEST']._serialized_start=2064
-  _globals['_HISTORYREQUEST']._serialized_end=2152
-  _globals['_HISTORYRESPONSE']._serialized_start=2154
-  _globals['_HISTORYRESPONSE']._serialized_end=2227
-  _globals['_LISTENTITIESREQUEST']._serialized_start=2229
-  _globals['_LISTENTITIESREQUEST']._serialized_end=2282
-  _globals['_RELATION']._serialized_start=2284
-  _globals['_RELATION']._serialized_end=2324
-  _globals['_ENTITY']._serialized_start=2326
-  _globals['_ENTITY']._serialized_end=2431
-  _globals['_LISTENTITIESRESPONSE']._serialized_start=2433
-  _globals['_LISTENTITIESRESPONSE']._serialized_end=2504
-  _globals['_SEMANTICSERVICE']._serialized_start=2888
-  _globals['_SEMANTICSERVICE']._serialized_end=3664
+  _globals['_SEARCHREQUEST']._serialized_end=1121
+  _globals['_SCOREDRECORD']._serialized_start=1123
+  _globals['_SCOREDRECORD']._serialized_end=1229
+  _globals['_SEARCHRESPONSE']._serialized_start=1231
+  _globals['_SEARCHRESPONSE']._serialized_end=1298
+  _globals['_DELETEREQUEST']._serialized_start=1300
+  _globals['_DELETEREQUEST']._serialized_end=1410
+  _globals['_DELETERESPONSE']._serialized_start=1412
+  _globals['_DELETERESPONSE']._serialized_end=1451
+  _globals['_MARKCOLDREQUEST']._serialized_start=1453
+  _globals['_MARKCOLDREQUEST']._serialized_end=1577
+  _globals['_MARKCOLDRESPONSE']._serialized_start=1579
+  _globals['_MARKCOLDRESPONSE']._serialized_end=1618
+  _globals['_LISTREVIEWSREQUEST']._serialized_start=1620
+  _globals['_LISTREVIEWSREQUEST']._serialized_end=1672
+  _globals['_REVIEWITEM']._serialized_start=1675
+  _globals['_REVIEWITEM']._serialized_end=1877
+  _globals['_LISTREVIEWSRESPONSE']._serialized_start=1879
+  _globals['_LISTREVIEWSRESPONSE']._serialized_end=1950
+  _globals['_RESOLVEREVIEWREQUEST']._serialized_start=1952
+  _globals['_RESOLVEREVIEWREQUEST']._serialized_end=2065
+  _globals['_RESOLVEREVIEWRESPONSE']._serialized_start=2067
+  _globals['_RESOLVEREVIEWRESPONSE']._serialized_end=2146
+  _globals['_HISTORYREQUEST']._serialized_start=2148
+  _globals['_HISTORYREQUEST']._serialized_end=2236
+  _globals['_HISTORYRESPONSE']._serialized_start=2238
+  _globals['_HISTORYRESPONSE']._serialized_end=2311
+  _globals['_LISTENTITIESREQUEST']._serialized_start=2313
+  _globals['_LISTENTITIESREQUEST']._serialized_end=2366
+  _globals['_RELATION']._serialized_start=2368
+  _globals['_RELATION']._serialized_end=2408
+  _globals['_ENTITY']._serialized_start=2410
+  _globals['_ENTITY']._serialized_end=2515
+  _globals['_LISTENTITIESRESPONSE']._serialized_start=2517
+  _globals['_LISTENTITIESRESPONSE']._serialized_end=2588
+  _globals['_SEMANTICSERVICE']._serialized_start=2972
+  _globals['_SEMANTICSERVICE']._serialized_end=3748
 # @@protoc_insertion_point(module_scope)

@@ -99,7 +99,7 @@ class UpsertResponse(_message.Message):
     def __init__(self, upserted_count: _Optional[int] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("bank_id", "query", "limit", "time_range", "kinds", "tags", "min_score", "include_history", "include_cold", "valid_at", "expansion")
+    __slots__ = ("bank_id", "query", "limit", "time_range", "kinds", "tags", "min_score", "include_history", "include_cold", "valid_at", "expansion", "rewrites", "rewrite_weight", "all_tags")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -111,6 +111,9 @@ class SearchRequest(_message.Message):
     INCLUDE_COLD_FIELD_NUMBER: _ClassVar[int]
     VALID_AT_FIELD_NUMBER: _ClassVar[int]
     EXPANSION_FIELD_NUMBER: _ClassVar[int]
+    REWRITES_FIELD_NUMBER: _ClassVar[int]
+    REWRITE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    ALL_TAGS_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     query: str
     limit: int
@@ -122,7 +125,10 @@ class SearchRequest(_message.Message):
     include_cold: bool
     valid_at: _timestamp_pb2.Timestamp
     expansion: Expansion
-    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., kinds: _Optional[_Iterable[_Union[RecordKind, str]]] = ..., tags: _Optional[_Iterable[str]] = ..., min_score: _Optional[float] = ..., include_history: _Optional[bool] = ..., include_cold: _Optional[bool] = ..., valid_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expansion: _Optional[_Union[Expansion, str]] = ...) -> None: ...
+    rewrites: _containers.RepeatedScalarFieldContainer[str]
+    rewrite_weight: float
+    all_tags: bool
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., kinds: _Optional[_Iterable[_Union[RecordKind, str]]] = ..., tags: _Optional[_Iterable[str]] = ..., min_score: _Optional[float] = ..., include_history: _Optional[bool] = ..., include_cold: _Optional[bool] = ..., valid_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expansion: _Optional[_Union[Expansion, str]] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ..., all_tags: _Optional[bool] = ...) -> None: ...
 
 class ScoredRecord(_message.Message):
     __slots__ = ("record", "score", "expanded_via")
