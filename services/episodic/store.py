@@ -1193,6 +1193,7 @@ class PostgresEpisodicStore:
             return False
 
     async def close(self) -> None:
+        await self.keywords.statistics_refreshed()  # a refresh under way ends on an open pool
         await self._pool.close()
 
 
