@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -388,15 +389,7 @@ class KeywordStore:
         and at most the bank's newest time."""
         params: dict[str, Any] = {"budget": budget, "min_depth": MIN_DEPTH, "slack": _BOUND_SLACK}
         parts = self._common(bank_id, weights, limit, params)
-        live = TurnFilter(
-            session_id=where.session_id,
-            tags=where.tags,
-            sources=where.sources,
-            min_trust=where.min_trust,
-            time_range=where.time_range,
-            include_archived=True,  # postings are of live turns only
-        )
-        conditions = turn_conditions("t", live, params)
+        conditions = _posting_conditions(where, params)
 
         def most(impact: str) -> sql.Composable:
             """The most (before ``w``) a posting of the stream with impact at most ``impact`` scores."""
@@ -505,15 +498,7 @@ class KeywordStore:
         term, and those are few."""
         params: dict[str, Any] = {"essential": list(essential)}
         parts = self._common(bank_id, weights, limit, params)
-        live = TurnFilter(
-            session_id=where.session_id,
-            tags=where.tags,
-            sources=where.sources,
-            min_trust=where.min_trust,
-            time_range=where.time_range,
-            include_archived=True,
-        )
-        conditions = turn_conditions("t", live, params)
+        conditions = _posting_conditions(where, params)
         statement = sql.SQL(
             "{head}, "
             "cand AS MATERIALIZED (SELECT DISTINCT x.turn_id FROM unnest(%(essential)s::text[]) e(term) "
@@ -614,6 +599,12 @@ class KeywordStore:
             where=and_(conditions),
         )
         return KeywordQuery(statement, params)
+
+
+def _posting_conditions(where: TurnFilter, params: dict[str, Any]) -> list[sql.Composable]:
+    """The filter's conditions on a posting's turn; the archive test is left out, since postings are of
+    live turns only."""
+    return turn_conditions("t", dataclasses.replace(where, include_archived=True), params)
 
 
 def passed_mark(before: int, after: int) -> bool:

@@ -215,6 +215,7 @@ class EdgeClient:
         self._shards: dict[str, edge.EdgeShard] = {}
         self._meta: dict[str, dict[str, Any]] = {}
         self._closed = False
+        self._alias_map: dict[str, str] | None = None
         self._owner = _hold(root / LOCK_FILE)
 
     @classmethod
@@ -227,10 +228,14 @@ class EdgeClient:
         return await asyncio.to_thread(work)
 
     def _aliases(self) -> dict[str, str]:
-        path = self.root / ALIASES_FILE
-        return json.loads(path.read_text()) if path.exists() else {}
+        """A copy of the aliases: read from disk once, since this process alone owns the directory."""
+        if self._alias_map is None:
+            path = self.root / ALIASES_FILE
+            self._alias_map = json.loads(path.read_text()) if path.exists() else {}
+        return dict(self._alias_map)
 
     def _write_aliases(self, aliases: dict[str, str]) -> None:
+        self._alias_map = dict(aliases)
         path = self.root / ALIASES_FILE
         scratch = path.with_suffix(".tmp")
         with scratch.open("w") as handle:
