@@ -11,10 +11,17 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 RUN python -m venv /opt/hindsight
+# Every distribution, transitive ones and the build backend included, comes from the lock: exact pins, each
+# file checked against its sha256, nothing resolved at build time (regenerate: scripts/lock_image.py).
+COPY requirements/image.lock ./requirements/image.lock
+RUN /opt/hindsight/bin/pip install --require-hashes --no-deps -r requirements/image.lock
 COPY pyproject.toml setup.py README.md NOTICE ./
 COPY services ./services
-# A non-editable install: the venv alone is the application, copied whole into the runtime stage.
-RUN /opt/hindsight/bin/pip install . \
+# A non-editable install: the venv alone is the application, copied whole into the runtime stage. No
+# dependency or build tool is fetched here (--no-deps, --no-build-isolation); pip check fails the build if
+# the lock lacks something the package needs.
+RUN /opt/hindsight/bin/pip install --no-deps --no-build-isolation . \
+ && /opt/hindsight/bin/pip check \
  && /opt/hindsight/bin/python -c "from hindsight.inference.models import packaged_use_path; print(packaged_use_path())"
 
 FROM ${PYTHON_IMAGE}

@@ -39,12 +39,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--token",
         default=os.environ.get("HINDSIGHT_INTERNAL_TOKEN", ""),
-        help="bearer token (default: internal)",
+        help="bearer token (default: $HINDSIGHT_INTERNAL_TOKEN, else the mesh credential of --home)",
     )
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds one bank's maintenance may take"
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per bank instead of text")
+
+
+def _token(args: argparse.Namespace) -> str:
+    if args.token:
+        return str(args.token)
+    from hindsight.cli.credentials import read_credentials
+    from hindsight.cli.mesh import resolve_home
+
+    credentials = read_credentials(resolve_home(args.home))
+    return credentials.internal if credentials else ""
 
 
 def _reflect_address(args: argparse.Namespace) -> str:
@@ -65,7 +75,7 @@ async def _maintain(args: argparse.Namespace) -> int:
     client = LayerClient(
         _reflect_address(args),
         reflect_pb2_grpc.ReflectServiceStub,
-        token=args.token,
+        token=_token(args),
         default_timeout=args.timeout,
     )
     try:

@@ -10,19 +10,29 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+from pathlib import Path
 
+from hindsight.cli.credentials import read_credentials
 from hindsight.cli.mesh import MeshInfo, ensure_mesh
 from hindsight.mcp_edge.engine import open_engine
 from hindsight.mcp_edge.mcp_server import build_mcp_server
 from hindsight.mcp_edge.settings import EdgeSettings
-from hindsight.runtime.auth import Grants
+from hindsight.runtime.auth import ALL_BANKS, Caller, Grants
 from hindsight.runtime.settings import load
+
+LOCAL_USER = Caller(name="stdio", banks=frozenset({ALL_BANKS}))
+"""The caller of every stdio call: the user who started this process on their own mesh. The layers still
+check the credential the engine presents to them."""
 
 
 def edge_settings_for(mesh: MeshInfo) -> EdgeSettings:
-    """Edge settings from the environment, with the layer addresses of ``mesh``."""
+    """Edge settings from the environment, with the layer addresses and the mesh credential of ``mesh``."""
+    settings = load(EdgeSettings)
+    credentials = read_credentials(Path(mesh.home))
+    internal = settings.internal_token or (credentials.internal if credentials else "")
     return dataclasses.replace(
-        load(EdgeSettings),
+        settings,
+        internal_token=internal,
         working_addr=mesh.addresses["working"],
         episodic_addr=mesh.addresses["episodic"],
         semantic_addr=mesh.addresses["semantic"],
@@ -33,8 +43,8 @@ def edge_settings_for(mesh: MeshInfo) -> EdgeSettings:
 async def serve_stdio(settings: EdgeSettings) -> None:
     """Serve the MCP tools on stdin/stdout until the client closes them."""
     async with open_engine(settings) as engine:
-        # The local user's own process on its own pipes: there is no bearer token to check.
-        server = build_mcp_server(engine, Grants(), settings.default_bank)
+        # The local user's own process on its own pipes: no bearer token travels, the identity is fixed.
+        server = build_mcp_server(engine, Grants(), settings.default_bank, local_caller=LOCAL_USER)
         await server.run_stdio_async()
 
 

@@ -5,6 +5,10 @@
 ``mesh.json`` with its addresses. Stores given by the environment (``DATABASE_URL``, ``REDIS_URL``,
 ``QDRANT_URL``) are used as they are; the missing ones are embedded.
 
+The mesh is closed: every service needs a token (``hindsight.cli.credentials``: an admin and an agent token
+made on the first start, a mesh credential the layers share), so no other local user, and no web page
+through the browser, reaches the memories through a loopback port.
+
 Start-up is parallel: the inference service (no store, slowest to warm) starts at once, the stores start
 side by side, then the five other services start together; readiness is watched through each service's
 gRPC health stream. Every child leads its own process group, so a Ctrl-C reaches only the supervisor,
@@ -34,6 +38,7 @@ import grpc
 import psutil
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from hindsight.cli.credentials import Credentials, ensure_credentials, write_tokens_file
 from hindsight.cli.layers import EDGE, LAYERS, Layer
 from hindsight.runtime.embedded import (
     EmbeddedServer,
@@ -105,6 +110,10 @@ class MeshInfo:
     children: dict[str, int] = field(default_factory=dict)
     """Process id of every service, by layer name."""
     startup_seconds: float = 0.0
+    restarts: dict[str, int] = field(default_factory=dict)
+    """Times each service was restarted (the supervisor does not restart services yet: all zero)."""
+    schemas: dict[str, str] = field(default_factory=dict)
+    """PostgreSQL schema of each layer that keeps tables there (episodic, reflect)."""
 
     @property
     def memory_address(self) -> str:
@@ -352,8 +361,13 @@ class _Mesh:
         llm_env = await self._start_llm(llm_port) if self.options.llm == "local" else {}
         mcp_port = self._mcp_port(mcp_port)
         addresses = {layer.name: f"{LOOPBACK}:{port}" for layer, port in zip(LAYERS, ports, strict=True)}
-        env = self._base_env(addresses)
-        edge_env = {"HINDSIGHT_MCP_HOST": LOOPBACK, "HINDSIGHT_MCP_PORT": str(mcp_port)}
+        credentials = self._credentials()
+        env = self._base_env(addresses) | self._auth_env(credentials)
+        edge_env = {
+            "HINDSIGHT_MCP_HOST": LOOPBACK,
+            "HINDSIGHT_MCP_PORT": str(mcp_port),
+            "HINDSIGHT_ADMIN_TOKEN": credentials.admin,
+        }
         # Everything starts now. Inference holds no store: it loads and warms its models at once. The
         # others import their code (seconds of CPU) while the stores start, then wait for the stores'
         # addresses on stdin.
@@ -390,6 +404,10 @@ class _Mesh:
             qdrant=stores.qdrant,
             children={name: child.process.pid for name, child in self.children.items()},
             startup_seconds=round(startup, 3),
+            schemas={
+                "episodic": os.environ.get("HINDSIGHT_EPISODIC_SCHEMA") or "episodic",
+                "reflect": os.environ.get("HINDSIGHT_REFLECT_SCHEMA") or "reflect",
+            },
         )
         self._write_mesh_file(info)
         _say(f"MCP endpoint:       {info.mcp_url}")
@@ -442,6 +460,24 @@ class _Mesh:
         )
         return 1
 
+    def _credentials(self) -> Credentials:
+        """The mesh's tokens, generated on the first start (then printed, once) and kept in the home."""
+        credentials, created = ensure_credentials(self.home)
+        if created:
+            _say("  new tokens (in credentials.json, mode 0600; `hindsight status --tokens` shows them):")
+            _say(f"    admin token: {credentials.admin}")
+            if credentials.agent:
+                _say(f"    agent token: {credentials.agent}   (clients send 'Authorization: Bearer <token>')")
+        return credentials
+
+    def _auth_env(self, credentials: Credentials) -> dict[str, str]:
+        """Closed whatever the environment says: every service needs a token, the layers share the mesh's."""
+        return {
+            "HINDSIGHT_AUTH": "required",
+            "HINDSIGHT_TOKENS_FILE": str(write_tokens_file(self.home, credentials)),
+            "HINDSIGHT_INTERNAL_TOKEN": credentials.internal,
+        }
+
     def _mcp_port(self, spare: int) -> int:
         wanted = self.options.mcp_port
         if wanted == 0:
@@ -455,6 +491,7 @@ class _Mesh:
     def _base_env(self, addresses: dict[str, str]) -> dict[str, str]:
         env = dict(os.environ)
         env.pop("HINDSIGHT_PORT_FILE", None)  # one file for six services would be wrong for five
+        env.pop("HINDSIGHT_ADMIN_TOKEN", None)  # the edge alone gets it
         env["HINDSIGHT_HOST"] = LOOPBACK
         for layer in LAYERS:
             if layer.address_env:

@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import contextlib
 import sys
-import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -26,26 +25,22 @@ if TYPE_CHECKING:
 
 
 class ProgressBar:
-    """``reindex [#######.......] 1200/3000 points 240/s`` on one rewritten line."""
+    """tqdm's bar on ``stream`` (``reindex: 40%|####  | 1200/3000 [...] 240points/s``), fed the running
+    count and total that the reindex reports."""
 
-    def __init__(self, stream: TextIO, width: int = 30) -> None:
-        self._stream = stream
-        self._width = width
-        self._started = time.monotonic()
-        self.drawn = False
+    def __init__(self, stream: TextIO) -> None:
+        from tqdm import tqdm  # only when a bar is drawn
+
+        self._bar = tqdm(total=0, desc="reindex", unit="points", file=stream, dynamic_ncols=True)
 
     def __call__(self, done: int, total: int) -> None:
-        filled = self._width if total <= 0 else min(self._width, self._width * done // total)
-        rate = done / max(time.monotonic() - self._started, 1e-6)
-        bar = "#" * filled + "." * (self._width - filled)
-        self._stream.write(f"\rreindex [{bar}] {done}/{total} points {rate:.0f}/s")
-        self._stream.flush()
-        self.drawn = True
+        if total != self._bar.total:
+            self._bar.total = total
+            self._bar.refresh()
+        self._bar.update(done - self._bar.n)
 
     def close(self) -> None:
-        if self.drawn:
-            self._stream.write("\n")
-            self._stream.flush()
+        self._bar.close()
 
 
 class LocalEmbedder:
@@ -118,7 +113,7 @@ async def run_async(args: argparse.Namespace, stderr: TextIO) -> int:
     try:
         async with open_embedder(
             settings.inference_addr,
-            settings.internal_token,
+            settings.internal_token or _home_credential(args.home),
             settings.embedding_model,
             settings.inference_timeout,
         ) as embedder:
@@ -149,6 +144,15 @@ async def run_async(args: argparse.Namespace, stderr: TextIO) -> int:
         file=sys.stdout,
     )
     return 0
+
+
+def _home_credential(home: Path | None) -> str:
+    """The mesh credential of ``home`` (the inference service of a mesh accepts it), or empty."""
+    from hindsight.cli.credentials import read_credentials
+    from hindsight.cli.mesh import resolve_home
+
+    credentials = read_credentials(resolve_home(home))
+    return credentials.internal if credentials else ""
 
 
 def run(args: argparse.Namespace) -> int:

@@ -138,7 +138,7 @@ class EpisodicSettings:
     )
 
     def __post_init__(self) -> None:
-        if not SCHEMA_NAME.match(self.schema):
+        if not SCHEMA_NAME.fullmatch(self.schema):
             raise SettingsError("HINDSIGHT_EPISODIC_SCHEMA must be a lower-case identifier (a-z, 0-9, _)")
         if self.pool_min_size < 0:
             raise SettingsError("HINDSIGHT_EPISODIC_POOL_MIN must not be negative")

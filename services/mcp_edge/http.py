@@ -1,79 +1,93 @@
 """MCP over streamable HTTP, served by uvicorn next to the gRPC server in the same process.
 
-Stateless mode: any replica can answer any request, so the edge scales horizontally. When tokens
-are configured, a request without a token that the server knows is refused with 401 before it
-reaches MCP; each tool then checks that the token grants the bank it names.
+Stateless mode: any replica can answer any request, so the edge scales horizontally. Authorization
+follows the MCP spec through the SDK's own machinery (:mod:`.mcp_auth`): a request without a good bearer
+token gets 401 and a pointer to the protected resource metadata, and each tool checks that the caller
+grants the bank it names. DNS rebinding protection (Host and Origin, :mod:`.endpoint`) is on whatever the
+bind address. The web console (:mod:`.console`) is served beside MCP at ``/console``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Sequence
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
+from starlette.routing import BaseRoute
 
-from hindsight.runtime.auth import Grants, bearer
-from hindsight.runtime.errors import HindsightError
+from hindsight.mcp_edge.console.app import console_routes
+from hindsight.mcp_edge.console.guard import ConsoleGuard
+from hindsight.mcp_edge.endpoint import HttpEndpoint
+from hindsight.mcp_edge.engine import MemoryEngine
+from hindsight.mcp_edge.mcp_auth import http_auth_for
+from hindsight.mcp_edge.mcp_server import build_mcp_server
+from hindsight.mcp_edge.settings import EdgeSettings
+from hindsight.runtime.auth import Grants
+from hindsight.runtime.settings import SettingsError
 
 log = logging.getLogger(__name__)
-
-Scope = dict[str, Any]
-
-
-class BearerGate:
-    """ASGI middleware: refuses HTTP requests whose bearer token is missing or unknown."""
-
-    def __init__(self, app: Any, grants: Grants) -> None:
-        self.app = app
-        self.grants = grants
-
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and not self.grants.open:
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            try:
-                self.grants.authenticate(bearer(headers.get("authorization")))
-            except HindsightError as exc:
-                body = json.dumps({"error": "unauthorized", "detail": str(exc)}).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
 
 
 @contextlib.asynccontextmanager
 async def serving_http(
-    server: MCPServer, grants: Grants, host: str, port: int, path: str
+    server: MCPServer, endpoint: HttpEndpoint, extra_routes: Sequence[BaseRoute] = ()
 ) -> AsyncIterator[str]:
-    """Serve MCP streamable HTTP at ``http://host:port{path}`` for the duration of the block."""
-    app = BearerGate(
-        server.streamable_http_app(
-            streamable_http_path=path, stateless_http=True, json_response=True, host=host
-        ),
-        grants,
+    """Serve ``server`` over MCP streamable HTTP at ``endpoint`` (with ``extra_routes`` beside it) for the
+    duration of the block; yields the URL to reach it from this machine."""
+    app = server.streamable_http_app(
+        streamable_http_path=endpoint.path,
+        stateless_http=True,
+        json_response=True,
+        transport_security=endpoint.transport_security(),
+        host=endpoint.host,
     )
-    config = uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="on", access_log=False)
+    app.router.routes.extend(extra_routes)
+    config = uvicorn.Config(
+        app, host=endpoint.host, port=endpoint.port, log_config=None, lifespan="on", access_log=False
+    )
     http = uvicorn.Server(config)
     task = asyncio.create_task(http.serve())
     while not http.started:
         if task.done():  # failed to bind or to start: surface the error
             await task
-            raise OSError(f"MCP HTTP server on {host}:{port} stopped during start-up")
+            raise OSError(f"MCP HTTP server on {endpoint.host}:{endpoint.port} stopped during start-up")
         await asyncio.sleep(0.01)
-    url = f"http://{host}:{port}{path}"
-    log.info("mcp http listening", extra={"url": url})
+    log.info(
+        "mcp http listening",
+        extra={
+            "url": endpoint.local_url,
+            "public_url": endpoint.public_url,
+            "auth": server.settings.auth is not None,
+            "allowed_hosts": list(endpoint.allowed_hosts),
+        },
+    )
     try:
-        yield url
+        yield endpoint.local_url
     finally:
         http.should_exit = True
         await task
+
+
+@contextlib.asynccontextmanager
+async def serving_mcp_http(
+    engine: MemoryEngine, settings: EdgeSettings, grants: Grants
+) -> AsyncIterator[str]:
+    """The edge's MCP tools on ``engine`` over HTTP as ``settings`` say, admitting the callers ``grants``
+    know (and JWTs, when keys are configured); yields the URL to reach it from this machine.
+
+    Refuses (SettingsError) to serve without authentication anywhere but on loopback.
+    """
+    endpoint = HttpEndpoint.of(settings)
+    auth = http_auth_for(settings, grants, endpoint)
+    if auth is None and not endpoint.loopback:
+        raise SettingsError(
+            f"MCP HTTP on {endpoint.host} without authentication is refused: authentication may be off only "
+            "on loopback (set HINDSIGHT_TOKENS or HINDSIGHT_MCP_JWKS)"
+        )
+    server = build_mcp_server(engine, grants, settings.default_bank, http_auth=auth)
+    console = console_routes(engine, ConsoleGuard(endpoint, auth.verifier if auth else None))
+    async with serving_http(server, endpoint, console) as url:
+        yield url

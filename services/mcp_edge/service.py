@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator
 
 from hindsight.contracts.memory.v1 import memory_pb2_grpc
 from hindsight.mcp_edge.engine import MemoryEngine, open_engine
-from hindsight.mcp_edge.http import serving_http
-from hindsight.mcp_edge.mcp_server import build_mcp_server
+from hindsight.mcp_edge.http import serving_mcp_http
 from hindsight.mcp_edge.servicer import MemoryServicer
 from hindsight.mcp_edge.settings import EdgeSettings
-from hindsight.runtime.auth import Grants
+from hindsight.runtime.auth import server_grants
 from hindsight.runtime.logs import configure_logging
+from hindsight.runtime.main import refuse_without_credentials
 from hindsight.runtime.server import ServiceSpec, running
 from hindsight.runtime.settings import ServerSettings, load
 
@@ -44,13 +44,10 @@ async def serve(settings: EdgeSettings, server_settings: ServerSettings) -> None
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    grants = Grants.parse(server_settings.tokens)
+    grants = server_grants(server_settings)
     async with open_engine(settings) as engine, contextlib.AsyncExitStack() as stack:
         if settings.mcp_port:
-            mcp = build_mcp_server(engine, grants, settings.default_bank)
-            await stack.enter_async_context(
-                serving_http(mcp, grants, settings.mcp_host, settings.mcp_port, settings.mcp_path)
-            )
+            await stack.enter_async_context(serving_mcp_http(engine, settings, grants))
         spec = memory_service_spec(engine)
 
         @contextlib.asynccontextmanager
@@ -66,4 +63,5 @@ def main() -> None:
     """Entry of ``hindsight serve mcp_edge``."""
     server_settings = load(ServerSettings)
     configure_logging("mcp_edge", server_settings.log_level)
+    refuse_without_credentials("mcp_edge", server_settings)
     asyncio.run(serve(load(EdgeSettings), server_settings))

@@ -117,7 +117,7 @@ class ReflectSettings:
     )
 
     def __post_init__(self) -> None:
-        if not SCHEMA_NAME.match(self.schema):
+        if not SCHEMA_NAME.fullmatch(self.schema):
             raise SettingsError("HINDSIGHT_REFLECT_SCHEMA must be a lower-case identifier (a-z, 0-9, _)")
         if self.max_episodes < 1:
             raise SettingsError("HINDSIGHT_REFLECT_MAX_EPISODES must be at least 1")

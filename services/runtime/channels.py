@@ -15,6 +15,7 @@ import grpc
 from hindsight.runtime.errors import Unavailable
 from hindsight.runtime.interceptors import REQUEST_ID_HEADER
 from hindsight.runtime.logs import deadline_var, request_id_var
+from hindsight.runtime.tls import TlsSettings, channel_credentials, environment_tls
 
 StubT = TypeVar("StubT")
 
@@ -46,6 +47,19 @@ def remaining_budget(timeout: float) -> float:
     return max(0.001, min(timeout, deadline - time.monotonic()))
 
 
+def open_channel(
+    target: str, options: tuple[tuple[str, Any], ...] = (), tls: TlsSettings | None = None
+) -> grpc.aio.Channel:
+    """A channel to another layer: TLS with this service's certificate when configured, else plaintext."""
+    tls = environment_tls() if tls is None else tls
+    credentials = channel_credentials(tls)
+    if credentials is None:
+        return grpc.aio.insecure_channel(target, options=options)
+    if tls.server_name:
+        options = (*options, ("grpc.ssl_target_name_override", tls.server_name))
+    return grpc.aio.secure_channel(target, credentials, options=options)
+
+
 class LayerClient(Generic[StubT]):
     """A channel to one layer and its stub; ``call`` is the only way in, so no call lacks a deadline."""
 
@@ -57,14 +71,16 @@ class LayerClient(Generic[StubT]):
         token: str = "",
         default_timeout: float = 10.0,
         options: tuple[tuple[str, Any], ...] = (),
+        tls: TlsSettings | None = None,
     ) -> None:
-        """``options`` are added to the channel's defaults (e.g. a shorter reconnect back-off)."""
+        """``options`` are added to the channel's defaults (e.g. a shorter reconnect back-off); ``tls``
+        defaults to the environment's (plaintext unless certificates are configured)."""
         if not target:
             raise ValueError(f"no address configured for {stub_class.__name__}")
         self.target = target
         self.default_timeout = default_timeout
         self._token = token
-        self._channel = grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS + options)
+        self._channel = open_channel(target, _CHANNEL_OPTIONS + options, tls)
         self.stub: StubT = stub_class(self._channel)  # type: ignore[call-arg]
         self._companions: dict[str, Companion] = {}
 
@@ -101,3 +117,24 @@ class LayerClient(Generic[StubT]):
             await companion.close()
         self._companions.clear()
         await self._channel.close()
+
+
+class _Bearer(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.StreamStreamClientInterceptor):  # type: ignore[misc]
+    """Adds ``authorization: Bearer <token>`` to every call of a channel made by a client tool."""
+
+    def __init__(self, token: str) -> None:
+        self._header = ("authorization", f"Bearer {token}")
+
+    def _with_token(self, details: Any) -> Any:
+        return details._replace(metadata=(*(details.metadata or ()), self._header))
+
+    async def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+        return await continuation(self._with_token(client_call_details), request)
+
+    async def intercept_stream_stream(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
+        return await continuation(self._with_token(client_call_details), request_iterator)
+
+
+def bearer_interceptors(token: str) -> list[grpc.aio.ClientInterceptor]:
+    """Client interceptors that present ``token`` on every call (none when it is empty)."""
+    return [_Bearer(token)] if token else []

@@ -1,4 +1,9 @@
-"""The server interceptor every service uses: request id, bank check, auth, error mapping, access log."""
+"""The server interceptor every service uses: request id, bank check, auth, error mapping, access log.
+
+It fails closed: every method needs a credential unless it is one of the public ones (health, reflection);
+a request that names no bank needs a credential that grants every bank (it spans banks or serves the mesh);
+a handler of a kind this interceptor does not guard is refused, never passed through.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +17,19 @@ from typing import Any
 
 import grpc
 
-from hindsight.runtime.auth import Grants, bearer
-from hindsight.runtime.errors import HindsightError
+from hindsight.runtime.auth import OPEN_CALLER, Caller, Grants, bearer
+from hindsight.runtime.errors import HindsightError, PermissionDenied
 from hindsight.runtime.logs import bank_var, deadline_var, method_var, request_id_var
 from hindsight.runtime.validation import check_bank_id
 
 log = logging.getLogger("hindsight.access")
 
 REQUEST_ID_HEADER = "x-request-id"
-_UNGUARDED_PREFIXES = ("/grpc.health.", "/grpc.reflection.")
+PUBLIC_PREFIXES = ("/grpc.health.", "/grpc.reflection.")
+"""Methods any caller may use: health (probes and orchestrators) and reflection (which lists method names)."""
+
+caller_var: contextvars.ContextVar[Caller] = contextvars.ContextVar("caller", default=OPEN_CALLER)
+"""The authenticated caller of the call being served (handlers read it for admin-only operations)."""
 
 BankCheck = Callable[[str], None]
 stream_bank_check: contextvars.ContextVar[BankCheck | None] = contextvars.ContextVar(
@@ -57,12 +66,12 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
         method = handler_call_details.method
-        if handler is None or method.startswith(_UNGUARDED_PREFIXES):
+        if handler is None or method.startswith(PUBLIC_PREFIXES):
             return handler
         if handler.stream_stream is not None:
             return self._guard_stream(handler, method)
         if handler.unary_unary is None:
-            return handler
+            return _refused(handler, method)
         inner = handler.unary_unary
 
         async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
@@ -80,10 +89,17 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             async with _answering(context, "call", request_id, scope):
                 if not sent_id:  # a caller that sent its id knows it, and an echo is one more send per call
                     await context.send_initial_metadata(((REQUEST_ID_HEADER, request_id),))
+                caller = self.grants.authenticate(bearer(_metadata(context, "authorization")))
                 if hasattr(request, "bank_id"):
                     check_bank_id(bank)
-                    self.grants.check(bearer(_metadata(context, "authorization")), bank)
-                return await inner(request, context)
+                    caller.require(bank)
+                else:
+                    caller.require_all_banks(f"{method} (names no bank)")
+                reset = caller_var.set(caller)
+                try:
+                    return await inner(request, context)
+                finally:
+                    caller_var.reset(reset)
 
         return grpc.unary_unary_rpc_method_handler(
             guarded,
@@ -100,13 +116,18 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             request_id = _metadata(context, REQUEST_ID_HEADER) or uuid.uuid4().hex
             token = bearer(_metadata(context, "authorization"))
 
+            caller: Caller | None = None
+
             def check(bank: str) -> None:
                 check_bank_id(bank)
-                self.grants.check(token, bank)
+                if caller is None:  # never: the stream is authenticated before its first message is read
+                    raise PermissionDenied("stream not authenticated")
+                caller.require(bank)
 
             scope = ((request_id_var, request_id), (method_var, method), (stream_bank_check, check))
             async with _answering(context, "stream", request_id, scope):
-                self.grants.authenticate(token)
+                caller = self.grants.authenticate(token)
+                caller_var.set(caller)  # the stream's own context: gone when the generator ends
                 async for reply in inner(requests, context):
                     yield reply
 
@@ -115,6 +136,28 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
+
+
+def _refused(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+    """A handler of a kind the interceptor does not guard (unary-stream, stream-unary): always refused."""
+    detail = f"{method}: calls of this kind are not served"
+
+    async def refuse(context: grpc.aio.ServicerContext) -> None:
+        log.warning("refused an unguarded handler kind", extra={"method": method})
+        await context.abort(grpc.StatusCode.PERMISSION_DENIED, detail)
+
+    async def refuse_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        await refuse(context)
+        yield None  # never reached: abort raises; the yield makes this the streaming kind
+
+    async def refuse_unary(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+        await refuse(context)
+
+    kinds = {"request_deserializer": handler.request_deserializer}
+    kinds["response_serializer"] = handler.response_serializer
+    if handler.unary_stream is not None:
+        return grpc.unary_stream_rpc_method_handler(refuse_stream, **kinds)
+    return grpc.stream_unary_rpc_method_handler(refuse_unary, **kinds)
 
 
 @contextlib.asynccontextmanager

@@ -7,9 +7,10 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
+from hindsight.runtime.auth import server_grants
 from hindsight.runtime.logs import configure_logging
 from hindsight.runtime.server import ServiceSpec, serve_forever
-from hindsight.runtime.settings import ServerSettings, load
+from hindsight.runtime.settings import ServerSettings, SettingsError, load
 
 SettingsT = TypeVar("SettingsT")
 
@@ -23,5 +24,14 @@ def run_service(
     """Load settings for ``name`` from the environment and serve until SIGTERM/SIGINT."""
     server_settings = load(ServerSettings)
     configure_logging(name, server_settings.log_level)
+    refuse_without_credentials(name, server_settings)
     settings = load(settings_class, **overrides)
     asyncio.run(serve_forever(lambda: open_service(settings), server_settings))
+
+
+def refuse_without_credentials(name: str, settings: ServerSettings) -> None:
+    """Exit with one clear line (no stack trace) when the credentials would leave ``name`` open or broken."""
+    try:
+        server_grants(settings)
+    except SettingsError as exc:
+        raise SystemExit(f"hindsight {name}: {exc}") from None

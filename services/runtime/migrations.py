@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 _FILE_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _DOWN_FILE_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.down\.sql$")
-SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 """What a layer's schema setting may be: a plain lower-case PostgreSQL identifier."""
 
 

@@ -21,9 +21,10 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from hindsight.runtime.auth import Grants
+from hindsight.runtime.auth import Grants, server_grants
 from hindsight.runtime.interceptors import ServiceInterceptor
 from hindsight.runtime.settings import ServerSettings
+from hindsight.runtime.tls import TlsSettings, environment_tls, server_credentials
 
 log = logging.getLogger("hindsight.server")
 
@@ -60,6 +61,8 @@ class RunningServer:
     health: health.HealthServicer
     spec: ServiceSpec
     _readiness_task: asyncio.Task[None]
+    health_server: grpc.aio.Server | None = None
+    """The plaintext health-only listener for probes, when TLS is on and ``HINDSIGHT_HEALTH_PORT`` is set."""
 
     async def stop(self, grace: float) -> None:
         """Report NOT_SERVING, let in-flight calls finish for ``grace`` seconds, then stop."""
@@ -68,6 +71,8 @@ class RunningServer:
             await self._readiness_task
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
+        if self.health_server is not None:
+            await self.health_server.stop(0)
 
 
 async def _watch_readiness(spec: ServiceSpec, servicer: health.HealthServicer, interval: float) -> None:
@@ -90,36 +95,65 @@ async def _watch_readiness(spec: ServiceSpec, servicer: health.HealthServicer, i
 
 
 async def start_server(
-    spec: ServiceSpec, settings: ServerSettings, interceptors: Sequence[grpc.aio.ServerInterceptor] = ()
+    spec: ServiceSpec,
+    settings: ServerSettings,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    grants: Grants | None = None,
+    tls: TlsSettings | None = None,
 ) -> RunningServer:
     """Start serving ``spec`` on ``settings.host:settings.port`` (0 picks a free port).
 
-    ``interceptors`` run inside the service interceptor (tests use them to watch calls).
+    ``interceptors`` run inside the service interceptor (tests use them to watch calls); ``grants``
+    default to those of ``settings`` (a service with no credential configured refuses to start), ``tls``
+    to the environment's (plaintext unless certificates are configured).
     """
+    if grants is None:
+        grants = server_grants(settings)
+    tls = environment_tls() if tls is None else tls
+    credentials = server_credentials(tls)
     options = []
     if settings.max_connection_age > 0:  # GOAWAY after this age: clients re-resolve and reach new replicas
         options = [
             ("grpc.max_connection_age_ms", int(settings.max_connection_age * 1000)),
             ("grpc.max_connection_age_grace_ms", int(settings.grace_seconds * 1000)),
         ]
-    chain = [ServiceInterceptor(Grants.parse(settings.tokens)), *interceptors]
+    chain = [ServiceInterceptor(grants), *interceptors]
     server = grpc.aio.server(interceptors=chain, options=options)
     spec.register(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = (spec.name, health.SERVICE_NAME, reflection.SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
-    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    address = f"{settings.host}:{settings.port}"
+    port = (
+        server.add_insecure_port(address)
+        if credentials is None
+        else server.add_secure_port(address, credentials)
+    )
     if port == 0:
         raise OSError(f"could not bind {settings.host}:{settings.port}")
+    health_server = None
+    if credentials is not None and tls.health_port:
+        health_server = grpc.aio.server()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, health_server)
+        if health_server.add_insecure_port(f"{settings.host}:{tls.health_port}") == 0:
+            raise OSError(f"could not bind the health port {settings.host}:{tls.health_port}")
+        await health_server.start()
     await server.start()
     await health_servicer.set("", SERVING)  # liveness: the process answers
     await health_servicer.set(spec.name, NOT_SERVING)  # readiness: set by the watcher
     task = asyncio.create_task(_watch_readiness(spec, health_servicer, settings.readiness_interval))
     if settings.port_file:
         Path(settings.port_file).write_text(str(port))
-    log.info("listening", extra={"service_name": spec.name, "address": f"{settings.host}:{port}"})
-    return RunningServer(server, port, health_servicer, spec, task)
+    log.info(
+        "listening",
+        extra={
+            "service_name": spec.name,
+            "address": f"{settings.host}:{port}",
+            "tls": credentials is not None,
+        },
+    )
+    return RunningServer(server, port, health_servicer, spec, task, health_server)
 
 
 @contextlib.asynccontextmanager
@@ -127,10 +161,17 @@ async def running(
     factory: ServiceFactory,
     settings: ServerSettings,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    tls: TlsSettings | None = None,
 ) -> AsyncIterator[RunningServer]:
-    """Open the service's stores, serve, and on exit stop gracefully then close the stores."""
+    """Open the service's stores, serve, and on exit stop gracefully then close the stores.
+
+    The credentials are checked first: a service that would refuse to start does so before opening stores.
+    """
+    grants = server_grants(settings)
+    if grants.open:
+        log.warning("authentication is off: every caller may use every bank", extra={"host": settings.host})
     async with factory() as spec:
-        started = await start_server(spec, settings, interceptors)
+        started = await start_server(spec, settings, interceptors, grants, tls)
         try:
             yield started
         finally:

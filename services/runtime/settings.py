@@ -80,10 +80,27 @@ class ServerSettings:
     tokens: str = env(
         "HINDSIGHT_TOKENS",
         "",
-        "Bearer tokens and the banks each grants: 'tok1=bank-a,bank-b;tok2=*'. Empty: open.",
+        "Client tokens and the banks each grants: 'tok1=bank-a,bank-b;admin:tok2=*'; a token may be given as "
+        "'sha256:<hex>'.",
+    )
+    tokens_file: str = env(
+        "HINDSIGHT_TOKENS_FILE",
+        "",
+        "File of more client tokens (entries as in HINDSIGHT_TOKENS, one per line), re-read on change.",
     )
     internal_token: str = env(
-        "HINDSIGHT_INTERNAL_TOKEN", "", "Token this service presents when calling other layers."
+        "HINDSIGHT_INTERNAL_TOKEN",
+        "",
+        "The mesh credential: presented when calling other layers, accepted from them (grants every bank).",
+    )
+    admin_token: str = env(
+        "HINDSIGHT_ADMIN_TOKEN", "", "The operator's token: every bank and the admin-only operations."
+    )
+    auth: str = env(
+        "HINDSIGHT_AUTH",
+        "required",
+        "required: every call needs a credential, and a service with none configured refuses to start; "
+        "off: no checks (refused unless HINDSIGHT_HOST is loopback).",
     )
     grace_seconds: float = env("HINDSIGHT_GRACE_SECONDS", 5.0, "Time in-flight calls get on shutdown.")
     log_level: str = env("HINDSIGHT_LOG_LEVEL", "INFO", "Log level.")

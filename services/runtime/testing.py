@@ -19,9 +19,14 @@ async def serving(
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
 ) -> AsyncIterator[RunningServer]:
     """Serve ``factory`` on 127.0.0.1 for the duration of the block, at ``port`` (0: a free one), with
-    ``interceptors`` inside the service's own."""
+    ``interceptors`` inside the service's own; with no ``tokens`` authentication is off (loopback only)."""
     settings = ServerSettings(
-        host="127.0.0.1", port=port, tokens=tokens, grace_seconds=0.5, readiness_interval=0.1
+        host="127.0.0.1",
+        port=port,
+        tokens=tokens,
+        auth="required" if tokens else "off",
+        grace_seconds=0.5,
+        readiness_interval=0.1,
     )
     async with running(factory, settings, interceptors) as server:
         yield server

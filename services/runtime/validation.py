@@ -7,14 +7,14 @@ from collections.abc import Sequence
 
 from hindsight.runtime.errors import InvalidArgument
 
-_BANK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+_BANK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 
 
 def check_bank_id(bank_id: str, field: str = "bank_id") -> str:
     """A bank id is 1-128 characters of letters, digits and ``._:@-``, starting with a letter or digit."""
     if not bank_id:
         raise InvalidArgument(field, "is required")
-    if not _BANK_ID.match(bank_id):
+    if not _BANK_ID.fullmatch(bank_id):
         raise InvalidArgument(
             field, "must be 1-128 characters of letters, digits and ._:@- starting with a letter or digit"
         )

@@ -5,11 +5,15 @@ and the tests compare the two when it does. Any kustomization field outside the 
 manifest change that needs more than this cannot pass unnoticed.
 
 Subset: ``resources`` (files and directories), ``namespace``, ``labels`` (``pairs``, metadata only),
-``images`` and ``patches`` (inline JSON 6902 operations, target by kind and a regular-expression name).
+``images``, ``patches`` (inline JSON 6902 operations, target by kind and a regular-expression name), and
+``secretGenerator`` (``envs`` files and ``literals``) with ``generatorOptions`` that keep the plain name
+(``disableNameSuffixHash: true``) and add labels. A missing ``envs`` file fails the build, as it does for
+kustomize.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import re
 from pathlib import Path
@@ -19,13 +23,27 @@ import yaml
 
 Manifest = dict[str, Any]
 
-KNOWN_FIELDS = {"apiVersion", "kind", "resources", "namespace", "labels", "images", "patches"}
+KNOWN_FIELDS = {
+    "apiVersion",
+    "kind",
+    "resources",
+    "namespace",
+    "labels",
+    "images",
+    "patches",
+    "secretGenerator",
+    "generatorOptions",
+}
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "PersistentVolume", "StorageClass"}
 _POD_OWNERS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "ReplicaSet"}
 
 
 class UnsupportedKustomization(ValueError):
     """The kustomization uses a field this renderer does not implement."""
+
+
+class MissingGeneratorInput(FileNotFoundError):
+    """A generator names a file that does not exist: kustomize refuses to build, and so does this."""
 
 
 def _load_yaml_documents(path: Path) -> list[Manifest]:
@@ -42,6 +60,9 @@ def build(directory: Path) -> list[Manifest]:
     for entry in kustomization.get("resources", []):
         path = (directory / entry).resolve()
         manifests.extend(build(path) if path.is_dir() else _load_yaml_documents(path))
+    options = kustomization.get("generatorOptions", {})
+    for generator in kustomization.get("secretGenerator", []):
+        manifests.append(_generate_secret(generator, options, directory))
     for label_set in kustomization.get("labels", []):
         if set(label_set) - {"pairs"}:
             raise UnsupportedKustomization(f"{directory}: labels support only 'pairs'")
@@ -56,6 +77,62 @@ def build(directory: Path) -> list[Manifest]:
             if manifest["kind"] not in CLUSTER_SCOPED:
                 manifest["metadata"]["namespace"] = namespace
     return manifests
+
+
+def _read_env_file(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines, as kustomize reads a generator's ``envs`` file (blank lines and ``#`` comments)."""
+    if not path.is_file():
+        raise MissingGeneratorInput(f"{path}: the secretGenerator's envs file does not exist")
+    values: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        key, separator, value = stripped.partition("=")
+        if not separator:
+            raise ValueError(f"{path}: {key!r} is not KEY=VALUE")
+        values[key] = value
+    return values
+
+
+def _generate_secret(generator: dict[str, Any], options: dict[str, Any], directory: Path) -> Manifest:
+    if set(generator) - {"name", "envs", "literals"}:
+        raise UnsupportedKustomization(f"{directory}: secretGenerator supports name, envs and literals")
+    if set(options) - {"disableNameSuffixHash", "labels"} or options.get("disableNameSuffixHash") is not True:
+        raise UnsupportedKustomization(
+            f"{directory}: generatorOptions must set disableNameSuffixHash: true (labels allowed)"
+        )
+    values: dict[str, str] = {}
+    for env_file in generator.get("envs", []):
+        values.update(_read_env_file(directory / env_file))
+    for literal in generator.get("literals", []):
+        key, _, value = literal.partition("=")
+        values[key] = value
+    metadata: dict[str, Any] = {"name": generator["name"]}
+    if labels := options.get("labels"):
+        metadata["labels"] = dict(labels)
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata,
+        "type": "Opaque",
+        "data": {key: _encode(value) for key, value in sorted(values.items())},
+    }
+
+
+def _encode(value: str) -> str:
+    """Base64 as kustomize writes it: one line up to 70 characters, else 70-character lines, each ended."""
+    encoded = base64.b64encode(value.encode()).decode()
+    if len(encoded) <= 70:
+        return encoded
+    return "".join(encoded[i : i + 70] + "\n" for i in range(0, len(encoded), 70))
+
+
+def secret_values(manifest: Manifest) -> dict[str, str]:
+    """A Secret's values, from ``data`` (base64) and ``stringData``."""
+    values = {key: base64.b64decode(value).decode() for key, value in manifest.get("data", {}).items()}
+    values.update(manifest.get("stringData", {}))
+    return values
 
 
 def _matches(manifest: Manifest, target: dict[str, str]) -> bool:

@@ -1,12 +1,17 @@
 """docker-compose.yml is valid against the compose specification and keeps the deployment's promises:
 health checks everywhere, start order on health, only the edge published (on loopback), each layer given
-only its own store, nothing secret committed, and memory limits above the measured peaks."""
+only its own store, closed by default (no start without the tokens; one internal token for every layer, the
+agents' tokens for the edge alone), nothing secret committed, and memory limits above the measured peaks."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -35,6 +40,14 @@ NEEDS = {  # the layers each layer calls (DESIGN.md) and so waits for
     "reflect": {"episodic", "inference"},
     "mcp_edge": {"working", "episodic", "semantic", "reflect"},
 }
+FILLED = read_env_file(ENV_EXAMPLE) | {
+    "POSTGRES_PASSWORD": "test-password",
+    "HINDSIGHT_INTERNAL_TOKEN": "test-internal-token",
+    "HINDSIGHT_TOKENS": "test-agent-token=bank-a",
+}
+"""The example .env as an operator fills it in: a password and both tokens."""
+REQUIRED = ("POSTGRES_PASSWORD", "HINDSIGHT_INTERNAL_TOKEN", "HINDSIGHT_TOKENS")
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 CALLS_WITHOUT_WAITING = {  # called through a retrying outbox, so start-up does not wait for them
     "episodic": {"semantic", "working", "reflect", "inference"},
     "reflect": {"semantic"},  # scheduled maintenance (cold tier)
@@ -43,7 +56,7 @@ CALLS_WITHOUT_WAITING = {  # called through a retrying outbox, so start-up does 
 
 @pytest.fixture(scope="module")
 def config() -> dict[str, Any]:
-    return compose()
+    return compose(FILLED)
 
 
 def test_the_compose_file_is_valid_against_the_compose_specification() -> None:
@@ -139,7 +152,8 @@ def test_nothing_secret_is_committed_and_every_variable_has_a_line_in_the_env_ex
     assert used - optional <= set(read_env_file(ENV_EXAMPLE))
     assert not re.search(r"(PASSWORD|TOKEN|KEY)\w*:[ \t]*[\"']?\w", re.sub(r"\$\{[^}]*\}", "", text))
     with pytest.raises(InterpolationError, match="POSTGRES_PASSWORD"):
-        compose({})
+        compose({key: value for key, value in FILLED.items() if key != "POSTGRES_PASSWORD"})
+    assert not {key: value for key, value in read_env_file(ENV_EXAMPLE).items() if key in REQUIRED and value}
 
 
 def test_interpolation_follows_compose_rules() -> None:
@@ -147,3 +161,73 @@ def test_interpolation_follows_compose_rules() -> None:
     assert interpolate("${SET}-${EMPTY:-d}-${EMPTY-d}-${UNSET-d}-$${SET}", env) == "x-d--d-${SET}"
     with pytest.raises(InterpolationError):
         interpolate("${EMPTY:?needed}", env)
+
+
+def _docker_compose() -> list[str] | None:
+    """``docker compose`` (v2) where it exists: ``config`` renders the file without an engine."""
+    docker = shutil.which("docker")
+    if docker is None:
+        return None
+    probe = subprocess.run([docker, "compose", "version"], capture_output=True, text=True)
+    return [docker, "compose"] if probe.returncode == 0 else None
+
+
+@pytest.mark.parametrize("missing", REQUIRED)
+def test_compose_refuses_to_render_or_start_without_each_secret(missing: str, tmp_path: Path) -> None:
+    for value in (None, ""):
+        variables = {k: v for k, v in FILLED.items() if k != missing} | (
+            {} if value is None else {missing: value}
+        )
+        with pytest.raises(InterpolationError, match=missing):
+            compose(variables)
+    with pytest.raises(InterpolationError):
+        compose()  # .env.example as copied, not yet filled in
+    if docker_compose := _docker_compose():
+        env_file = tmp_path / ".env"
+        for variables, refused in (
+            (FILLED, False),
+            ({k: v for k, v in FILLED.items() if k != missing}, True),
+        ):
+            env_file.write_text("".join(f"{key}={value}\n" for key, value in variables.items()))
+            clean = {k: v for k, v in os.environ.items() if k not in FILLED}
+            done = subprocess.run(
+                [*docker_compose, "-f", str(COMPOSE_FILE), "--env-file", str(env_file), "config", "-q"],
+                capture_output=True,
+                text=True,
+                env=clean,
+            )
+            assert (done.returncode != 0) is refused, done.stderr
+            assert not refused or missing in done.stderr, done.stderr
+
+
+def test_every_layer_gets_the_internal_token_from_one_required_variable(config: dict[str, Any]) -> None:
+    raw = layer_services(raw_compose())
+    sources = {container_env(service)["HINDSIGHT_INTERNAL_TOKEN"] for service in raw.values()}
+    (source,) = sources
+    assert source.startswith("${HINDSIGHT_INTERNAL_TOKEN:?"), source
+    for name, service in layer_services(config).items():
+        assert container_env(service)["HINDSIGHT_INTERNAL_TOKEN"] == FILLED["HINDSIGHT_INTERNAL_TOKEN"], name
+
+
+def test_only_the_edge_holds_the_agents_tokens_and_no_layer_turns_authentication_off(
+    config: dict[str, Any],
+) -> None:
+    raw = layer_services(raw_compose())
+    holders = {name for name, service in raw.items() if "HINDSIGHT_TOKENS" in container_env(service)}
+    assert holders == {"mcp_edge"}
+    assert container_env(raw["mcp_edge"])["HINDSIGHT_TOKENS"].startswith("${HINDSIGHT_TOKENS:?")
+    assert container_env(config["services"]["mcp_edge"])["HINDSIGHT_TOKENS"] == FILLED["HINDSIGHT_TOKENS"]
+    for name, service in layer_services(config).items():
+        env = container_env(service)
+        assert env.get("HINDSIGHT_AUTH", "required") == "required", name
+        listens = {env[key] for key in ("HINDSIGHT_HOST", "HINDSIGHT_MCP_HOST") if key in env}
+        if listens - LOOPBACK:  # reachable from the network: must not run without its credentials
+            raw_env = container_env(raw[name])
+            needed = ["HINDSIGHT_INTERNAL_TOKEN", *(["HINDSIGHT_TOKENS"] if name == "mcp_edge" else [])]
+            for key in needed:
+                assert raw_env[key].startswith(f"${{{key}:?"), (name, key, raw_env[key])
+
+
+def test_a_copied_env_file_is_never_committed() -> None:
+    ignored = subprocess.run(["git", "check-ignore", "-q", ".env"], cwd=COMPOSE_FILE.parent)
+    assert ignored.returncode == 0

@@ -2,7 +2,8 @@
 (``hindsight``), in its own process, with exactly the variables compose gives that container. Only what
 cannot exist here is rewritten: container host names become loopback ports, and the stores become the
 test's real PostgreSQL, Redis and a Qdrant local-mode directory. Then the compose health checks must pass
-and the published edge must retain and recall, with tokens as a fleet would set them."""
+and the published edge must retain and recall, with tokens as a fleet would set them, while a layer behind
+the edge refuses the agent's token and serves the internal one."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from psycopg import sql
 from hindsight.cli.layers import BY_NAME
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
+from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
 from hindsight.runtime.embedded import free_port
 from tests.deploy.compose import (
     ENV_EXAMPLE,
@@ -83,7 +85,8 @@ def compose_services(stores: dict[str, str], isolation: dict[str, str]) -> Itera
     """Start every layer service of docker-compose.yml as a local process; stop them all on exit."""
     variables = read_env_file(ENV_EXAMPLE) | {
         "POSTGRES_PASSWORD": "unused-here",
-        "HINDSIGHT_TOKENS": f"{AGENT_TOKEN}={BANK};{INTERNAL_TOKEN}=*",
+        # The agents' token goes to the edge alone; the layers know each other by the internal token.
+        "HINDSIGHT_TOKENS": f"{AGENT_TOKEN}={BANK}",
         "HINDSIGHT_INTERNAL_TOKEN": INTERNAL_TOKEN,
         "HINDSIGHT_LOG_LEVEL": "WARNING",
     }
@@ -220,3 +223,15 @@ async def test_every_compose_service_starts_from_its_compose_environment_and_ans
                         timeout=10,
                     )
                 assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+            # A layer behind the edge knows only the internal token: the agent's token, or none, is refused.
+            window = working_pb2.GetWindowRequest(bank_id=BANK, session_id="s1")
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{containers['working'].port}") as channel:
+                working = working_pb2_grpc.WorkingMemoryServiceStub(channel)
+                for metadata in (agent, ()):
+                    with pytest.raises(grpc.aio.AioRpcError) as direct:
+                        await working.GetWindow(window, metadata=metadata, timeout=10)
+                    assert direct.value.code() == grpc.StatusCode.UNAUTHENTICATED, metadata
+                internal = (("authorization", f"Bearer {INTERNAL_TOKEN}"),)
+                served = await working.GetWindow(window, metadata=internal, timeout=10)
+                assert any("Tuesday" in turn.text for turn in served.turns), served

@@ -1,23 +1,28 @@
 """The image: hadolint finds nothing, the base is pinned, the runtime user is not root, the health check is
-``hindsight healthcheck``, models come from pip packages at build time, and .dockerignore keeps secrets and
-local state out of the build context while keeping what the build copies."""
+``hindsight healthcheck``, models come from pip packages at build time, every distribution is installed
+from the hash-pinned lock with nothing resolved at build time, and .dockerignore keeps secrets and local
+state out of the build context while keeping what the build copies."""
 
 from __future__ import annotations
 
 import fnmatch
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
 HADOLINT = Path(sys.executable).with_name("hadolint")
+LOCK = "requirements/image.lock"
 
 
-def instructions() -> list[tuple[str, str]]:
+def instructions(text: str | None = None) -> list[tuple[str, str]]:
     """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
-    joined = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    joined = re.sub(r"\\\n", " ", DOCKERFILE.read_text() if text is None else text)
     out = []
     for line in joined.splitlines():
         stripped = line.strip()
@@ -81,3 +86,80 @@ def test_the_build_context_excludes_secrets_and_local_state_but_keeps_what_the_b
         for source in sources:
             assert not ignored(source), source
             assert (ROOT / source).exists(), source
+
+
+def pip_installs(steps: list[tuple[str, str]]) -> list[list[str]]:
+    """The arguments after ``pip install`` of every command in every RUN, in order."""
+    found = []
+    for keyword, rest in steps:
+        if keyword != "RUN":
+            continue
+        lexer = shlex.shlex(rest, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+        for i in range(len(words) - 1):
+            if re.fullmatch(r"(.*/)?pip(3(\.\d+)?)?", words[i]) and words[i + 1] == "install":
+                end = next((j for j in range(i + 2, len(words)) if words[j] in {"&&", "||", ";", "|"}), None)
+                found.append(words[i + 2 : end])
+    return found
+
+
+def unlocked_installs(steps: list[tuple[str, str]]) -> list[str]:
+    """pip installs that could fetch something the lock does not pin and hash; empty when there are none."""
+    problems = []
+    installs = pip_installs(steps)
+    files = [args[i + 1] for args in installs for i, arg in enumerate(args[:-1]) if arg == "-r"]
+    if files != [LOCK]:
+        problems.append(f"dependencies must come from {LOCK} alone, not {files}")
+    for args in installs:
+        if "--no-deps" not in args:
+            problems.append(
+                f"pip install {' '.join(args)}: without --no-deps pip resolves dependencies itself"
+            )
+        if "-r" in args and "--require-hashes" not in args:
+            problems.append(f"pip install {' '.join(args)}: the lock must be installed with --require-hashes")
+        if "-r" not in args:
+            targets = [a for a in args if not a.startswith("-")]
+            if targets != ["."] or "--no-build-isolation" not in args:
+                problems.append(
+                    f"pip install {' '.join(args)}: only the project itself, built with the locked backend "
+                    "(--no-build-isolation)"
+                )
+    return problems
+
+
+def test_every_distribution_is_installed_from_the_hash_lock_and_nothing_is_resolved_at_build_time() -> None:
+    steps = instructions()
+    assert not unlocked_installs(steps), unlocked_installs(steps)
+    copies = [i for i, (keyword, rest) in enumerate(steps) if keyword == "COPY" and LOCK in rest.split()]
+    installs = [i for i, (keyword, rest) in enumerate(steps) if keyword == "RUN" and LOCK in rest]
+    assert copies and installs and copies[0] < installs[0]
+    build = next(rest for keyword, rest in steps if keyword == "RUN" and "--no-build-isolation" in rest)
+    assert "pip check" in build, "the build must fail when the lock lacks a dependency of the package"
+    assert (ROOT / LOCK).is_file()
+
+
+@pytest.mark.parametrize(
+    ("run", "complaint"),
+    [
+        ("pip install --no-deps --no-build-isolation .", "must come from"),
+        (f"pip install --no-deps -r {LOCK} && pip install --no-build-isolation .", "without --no-deps"),
+        (
+            f"pip install --no-deps -r {LOCK} && pip install --no-deps --no-build-isolation .",
+            "--require-hashes",
+        ),
+        (
+            f"pip install --require-hashes --no-deps -r {LOCK} && pip install --no-deps .",
+            "--no-build-isolation",
+        ),
+        (
+            f"pip install --require-hashes --no-deps -r {LOCK} && pip install --no-deps requests",
+            "only the project",
+        ),
+        (f"pip install --require-hashes --no-deps -r {LOCK} -r extra.txt", "must come from"),
+        (f"pip3 install --require-hashes -r {LOCK}", "without --no-deps"),
+    ],
+)
+def test_an_install_that_could_fetch_an_unlocked_file_is_reported(run: str, complaint: str) -> None:
+    problems = unlocked_installs(instructions(f"FROM python:3.11\nRUN {run}\n"))
+    assert any(complaint in problem for problem in problems), problems

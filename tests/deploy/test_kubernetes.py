@@ -1,13 +1,16 @@
 """The kustomize overlays render, every manifest is valid against the Kubernetes schemas, and the rendered
-fleet keeps the promises of docs/deployment.md: probes, hardening, sizing, scaling, disruption budgets and a
-network where only the edge is reachable and each layer reaches only its store and the layers it calls."""
+fleet keeps the promises of docs/deployment.md: probes, hardening, credentials, sizing, scaling, disruption
+budgets and a network where only the edge is reachable and each layer reaches only its store and the layers
+it calls."""
 
 from __future__ import annotations
 
 import functools
 import re
+import secrets
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,14 @@ import pytest
 import yaml
 
 from hindsight.cli.layers import LAYERS
-from tests.deploy.kustomize import CLUSTER_SCOPED, Manifest, build, pod_spec
+from tests.deploy.kustomize import (
+    CLUSTER_SCOPED,
+    Manifest,
+    MissingGeneratorInput,
+    build,
+    pod_spec,
+    secret_values,
+)
 from tests.deploy.sizing import HEADROOM, MEASURED_PEAK_RSS_MIB, mebibytes
 from tests.deploy.topology import COMPONENT, addresses_read_by
 
@@ -36,20 +46,40 @@ CALLS = {  # who calls whom over gRPC (DESIGN.md): the only layer-to-layer traff
 SECRET_KEYS = {"DATABASE_URL", "REDIS_URL", "QDRANT_URL", "HINDSIGHT_TOKENS", "HINDSIGHT_INTERNAL_TOKEN"}
 
 
+DEV_TOKENS = {
+    "HINDSIGHT_TOKENS": f"{secrets.token_urlsafe(32)}=dev",
+    "HINDSIGHT_INTERNAL_TOKEN": secrets.token_urlsafe(32),
+}
+"""What a developer generates into k8s/overlays/dev/tokens.env (never committed) before applying dev."""
+
+
+def render(overlay: str, dev_tokens: dict[str, str] | None = DEV_TOKENS) -> list[Manifest]:
+    """The overlay built from a copy of k8s/ with ``dev_tokens`` as the dev tokens file (None: no file);
+    where kubectl exists, the Python renderer's output must equal ``kubectl kustomize``."""
+    with tempfile.TemporaryDirectory() as scratch:
+        tree = Path(scratch) / "k8s"
+        shutil.copytree(K8S, tree)
+        tokens_file = tree / "overlays" / "dev" / "tokens.env"
+        tokens_file.unlink(missing_ok=True)
+        if dev_tokens is not None:
+            tokens_file.write_text("".join(f"{key}={value}\n" for key, value in dev_tokens.items()))
+        manifests = build(tree / "overlays" / overlay)
+        if kubectl := shutil.which("kubectl"):
+            out = subprocess.run(
+                [kubectl, "kustomize", str(tree / "overlays" / overlay)],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            reference = {(m["kind"], m["metadata"]["name"]): m for m in yaml.safe_load_all(out) if m}
+            assert {(m["kind"], m["metadata"]["name"]): m for m in manifests} == reference
+    return manifests
+
+
 @functools.cache
 def rendered(overlay: str) -> tuple[Manifest, ...]:
-    """The overlay built by the Python renderer; where kubectl exists, it must equal ``kubectl kustomize``."""
-    manifests = build(K8S / "overlays" / overlay)
-    if kubectl := shutil.which("kubectl"):
-        out = subprocess.run(
-            [kubectl, "kustomize", str(K8S / "overlays" / overlay)],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        reference = {(m["kind"], m["metadata"]["name"]): m for m in yaml.safe_load_all(out) if m}
-        assert {(m["kind"], m["metadata"]["name"]): m for m in manifests} == reference
-    return tuple(manifests)
+    """The overlay as a developer (dev, with generated tokens) or the operator (prod) applies it."""
+    return tuple(render(overlay))
 
 
 def of_kind(overlay: str, kind: str) -> dict[str, Manifest]:
@@ -209,8 +239,9 @@ def test_dev_runs_single_replica_stores_that_only_their_layer_can_reach() -> Non
         owners = {layer for layer, owned in STORE_OF.items() if owned == store}
         ingress = policies[f"hindsight-{store}"]["spec"]["ingress"]
         assert {component_of(peer) for rule in ingress for peer in rule["from"]} == owners
-    secret = of_kind("dev", "Secret")["hindsight-secrets"]
-    assert set(secret["stringData"]) >= SECRET_KEYS
+    secret = secret_values(of_kind("dev", "Secret")["hindsight-secrets"])
+    assert set(secret) >= SECRET_KEYS
+    assert {key: secret[key] for key in DEV_TOKENS} == DEV_TOKENS, "the tokens come from tokens.env alone"
 
 
 def test_prod_points_at_external_managed_stores_and_commits_no_secret() -> None:
@@ -235,7 +266,8 @@ def test_each_layer_is_given_only_its_own_store_url(overlay: str) -> None:
         keys = {e["name"] for e in container["env"] if "secretKeyRef" in e.get("valueFrom", {})}
         own = store_keys[STORE_OF[layer.name]] if layer.name in STORE_OF else set()
         assert keys & all_store_keys == own, layer.name
-        assert {"HINDSIGHT_TOKENS", "HINDSIGHT_INTERNAL_TOKEN"} <= keys
+        assert "HINDSIGHT_INTERNAL_TOKEN" in keys, layer.name
+        assert ("HINDSIGHT_TOKENS" in keys) is (layer.name == "mcp_edge"), "agent tokens go to the edge alone"
         assert container["envFrom"] == [{"configMapRef": {"name": "hindsight-config"}}]
 
 
@@ -252,3 +284,64 @@ def test_the_shared_config_names_every_layer_address_and_holds_no_secret(overlay
 def test_the_allowed_calls_include_every_address_a_layer_reads_from_its_settings() -> None:
     for layer in LAYERS:
         assert addresses_read_by(layer.name) <= CALLS.get(COMPONENT[layer.name], set()), layer.name
+
+
+def _secret_refs(container: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        e["name"]: e["valueFrom"]["secretKeyRef"]
+        for e in container["env"]
+        if "secretKeyRef" in e.get("valueFrom", {})
+    }
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_layer_reads_the_internal_token_from_the_same_secret_key_and_cannot_start_without_it(
+    overlay: str,
+) -> None:
+    deployments = of_kind(overlay, "Deployment")
+    for layer in LAYERS:
+        container = pod_spec(deployments[f"hindsight-{COMPONENT[layer.name]}"])["containers"][0]
+        refs = _secret_refs(container)
+        required = {"HINDSIGHT_INTERNAL_TOKEN"} | (
+            {"HINDSIGHT_TOKENS"} if layer.name == "mcp_edge" else set()
+        )
+        for variable in required:
+            assert refs[variable] == {"name": "hindsight-secrets", "key": variable}, (
+                layer.name,
+                refs[variable],
+            )
+        plain = {e["name"]: e.get("value") for e in container["env"] if "value" in e}
+        assert "HINDSIGHT_AUTH" not in plain or plain["HINDSIGHT_AUTH"] == "required", layer.name
+        assert not {"HINDSIGHT_TOKENS", "HINDSIGHT_INTERNAL_TOKEN"} & set(plain), (
+            "tokens only from the Secret"
+        )
+        assert not {"HINDSIGHT_AUTH", "HINDSIGHT_TOKENS"} & set(
+            of_kind(overlay, "ConfigMap")["hindsight-config"]["data"]
+        )
+
+
+def test_the_dev_overlay_does_not_build_without_the_generated_tokens_file_and_commits_no_token() -> None:
+    with pytest.raises(MissingGeneratorInput, match=r"tokens\.env"):
+        render("dev", dev_tokens=None)
+    if kubectl := shutil.which("kubectl"):
+        with tempfile.TemporaryDirectory() as scratch:
+            shutil.copytree(K8S, Path(scratch) / "k8s")
+            (Path(scratch) / "k8s" / "overlays" / "dev" / "tokens.env").unlink(missing_ok=True)
+            done = subprocess.run(
+                [kubectl, "kustomize", str(Path(scratch) / "k8s" / "overlays" / "dev")],
+                capture_output=True,
+                text=True,
+            )
+        assert done.returncode != 0 and "tokens.env" in done.stderr, done.stderr
+    ignored = subprocess.run(["git", "check-ignore", "-q", "k8s/overlays/dev/tokens.env"], cwd=K8S.parent)
+    assert ignored.returncode == 0, "a generated tokens.env must never be committed"
+    kustomization = yaml.safe_load((K8S / "overlays" / "dev" / "kustomization.yaml").read_text())
+    (generator,) = kustomization["secretGenerator"]
+    assert generator["envs"] == ["tokens.env"]
+    assert not {literal.partition("=")[0] for literal in generator["literals"]} & set(DEV_TOKENS)
+    assert not [m for m in rendered("dev") if m["kind"] == "Secret" and "stringData" in m], (
+        "no committed Secret"
+    )
+    other = render("dev", dev_tokens={"HINDSIGHT_TOKENS": "a=dev", "HINDSIGHT_INTERNAL_TOKEN": "b"})
+    (secret,) = [m for m in other if m["kind"] == "Secret"]
+    assert secret_values(secret)["HINDSIGHT_INTERNAL_TOKEN"] == "b"

@@ -4,17 +4,22 @@ streamable HTTP and over stdio, then a restart that must keep every memory."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from hindsight.runtime.embedded import free_port
 
@@ -89,6 +94,30 @@ async def _start(home: Path, mcp_port: int) -> Mesh:
     return Mesh(process, match.group(1), output)
 
 
+def agent_token(home: Path) -> str:
+    """The generated agent token, as a user finds it: ``hindsight status --tokens``."""
+    status = subprocess.run(
+        [HINDSIGHT, "status", "--tokens", "--json"],
+        env=_environment(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert status.returncode == 0, status.stdout + status.stderr
+    return str(json.loads(status.stdout)["tokens"]["agent"])
+
+
+@contextlib.asynccontextmanager
+async def agent_client(mesh: Mesh, home: Path) -> AsyncIterator[Client]:
+    """The official MCP client over streamable HTTP, presenting the mesh's agent token."""
+    headers = {"authorization": f"Bearer {agent_token(home)}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http,
+        Client(streamable_http_client(mesh.mcp_url, http_client=http)) as client,
+    ):
+        yield client
+
+
 async def _drain(process: asyncio.subprocess.Process, output: list[str]) -> None:
     assert process.stdout is not None
     while line := await process.stdout.readline():
@@ -126,7 +155,12 @@ async def test_up_serves_mcp_keeps_memories_across_a_restart_and_stops_cleanly(h
     port = free_port()
     mesh = await _start(home, port)
     try:
-        async with Client(mesh.mcp_url) as client:
+        printed = [line.split(":", 1)[1].split()[0] for line in mesh.output if "agent token:" in line]
+        assert printed == [agent_token(home)]  # printed once, on the first start
+        async with httpx2.AsyncClient() as anonymous:
+            refused = await anonymous.post(mesh.mcp_url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert refused.status_code == 401
+        async with agent_client(mesh, home) as client:
             for index, text in enumerate(ENGLISH):
                 stored = await client.call_tool(
                     "retain", {"text": text, "speaker": "Caroline", "session_id": "chat-1"}
@@ -143,7 +177,8 @@ async def test_up_serves_mcp_keeps_memories_across_a_restart_and_stops_cleanly(h
 
     mesh = await _start(home, port)
     try:
-        async with Client(mesh.mcp_url) as client:
+        assert not [line for line in mesh.output if "token:" in line]  # not printed again
+        async with agent_client(mesh, home) as client:
             await _check_recall(client)
         stdio = StdioServerParameters(command=HINDSIGHT, args=["mcp"], env=_environment(home))
         async with Client(stdio) as client:

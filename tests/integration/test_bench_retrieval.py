@@ -15,8 +15,7 @@ from hindsight.cli.bench.datasets import load_dataset
 from hindsight.cli.bench.retrieval import Options, run_benchmark
 from hindsight.cli.main import build_parser
 from hindsight.mcp_edge.engine import MemoryEngine, open_engine
-from hindsight.mcp_edge.http import serving_http
-from hindsight.mcp_edge.mcp_server import build_mcp_server
+from hindsight.mcp_edge.http import serving_mcp_http
 from hindsight.mcp_edge.service import memory_service_spec
 from hindsight.runtime.auth import Grants
 from hindsight.runtime.embedded import free_port
@@ -81,13 +80,12 @@ async def edge(
     database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Edge]:
     """Every layer and the edge (gRPC and MCP over HTTP), as the benchmark's embedded mesh runs them."""
-    grants = Grants.parse("")
     async with (
         layer_mesh(database_url, redis_url, tmp_path_factory.mktemp("qdrant")) as layers,
         open_engine(layers.edge_settings()) as engine,
         serving(lambda: _memory_service(engine)) as server,
-        serving_http(
-            build_mcp_server(engine, grants, "bench"), grants, "127.0.0.1", free_port(), "/mcp"
+        serving_mcp_http(
+            engine, layers.edge_settings(mcp_port=free_port(), default_bank="bench"), Grants.off()
         ) as url,
     ):
         yield Edge(f"127.0.0.1:{server.port}", url)
@@ -137,3 +135,53 @@ async def test_the_command_prints_the_table_and_writes_the_json_and_a_chart(
     assert set(entry["overall"]) == {"R@5", "R@10", "NDCG@10"}
     assert (report.parent / "retrieval-tiny.png").is_file()
     assert "| tiny | 2 |" in capsys.readouterr().out
+
+
+def _dated_dataset() -> dict[str, object]:
+    """Two near-identical messages a day apart, asked about "yesterday": the time of asking decides."""
+
+    def namespace(prefix: str, asked: str | None) -> dict[str, object]:
+        texts = ("We reviewed the quarterly budget.", "We reviewed the hiring budget.")
+        messages = [
+            {"id": f"{prefix}{n + 1}", "speaker": "Dana", "text": text, "time": f"2024-03-{30 + n}T10:00:00"}
+            for n, text in enumerate(texts)
+        ]
+        query: dict[str, object] = {"id": f"q-{prefix}", "text": "Which budget did we review yesterday?"}
+        query |= {"category": "temporal", "gold": [f"{prefix}2"], **({"time": asked} if asked else {})}
+        return {"id": prefix, "messages": messages, "queries": [query]}
+
+    return {"name": "dated", "namespaces": [namespace("m", "2024-04-01T09:00:00"), namespace("n", None)]}
+
+
+@pytest.mark.parametrize("transport", ["grpc", "mcp"])
+async def test_each_query_is_asked_at_its_time_in_the_data_or_at_its_namespace_last_message(
+    edge: Edge, tmp_path: Path, transport: str
+) -> None:
+    path = tmp_path / "dated.json"
+    path.write_text(json.dumps(_dated_dataset()), encoding="utf-8")
+    runs = {
+        mode: await run_benchmark(
+            [load_dataset(path)],
+            edge.grpc_address,
+            edge.mcp_url,
+            Options(transport=transport, details=True, query_time=mode),
+        )
+        for mode in ("dataset", "clock")
+    }
+    [asked], [clocked] = runs["dataset"], runs["clock"]
+    by_query = {row["query"]: row for row in asked.details}
+    assert by_query["q-m"]["asked_at"] == "2024-04-01T09:00:00+00:00"
+    assert by_query["q-n"]["asked_at"] == "2024-03-31T10:00:00+00:00"  # its last message
+    assert asked.query_time_sources == {"query": 1, "last_message": 1}
+    # Asked on 1 April, "yesterday" is 31 March: the hiring review, which the clock's today does not find.
+    assert by_query["q-m"]["hindsight"][0] == "m2"
+    assert {row["query"]: row for row in clocked.details}["q-m"]["hindsight"][0] == "m1"
+    assert clocked.query_time_sources == {"clock": 2}
+    assert asked.first_gold[0] == 1 and clocked.first_gold[0] == 2
+
+
+async def test_mesh_settings_are_refused_for_a_running_edge(edge: Edge, data_file: Path) -> None:
+    args = build_parser().parse_args(
+        [*("bench", "retrieval", "--data", str(data_file), "--address", edge.grpc_address), "--llm"]
+    )
+    assert await asyncio.to_thread(args.run, args) == 2

@@ -18,7 +18,7 @@ from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
 from hindsight.mcp_edge.domain import RecallQuery
 from hindsight.mcp_edge.engine import open_engine
-from hindsight.mcp_edge.http import serving_http
+from hindsight.mcp_edge.http import serving_mcp_http
 from hindsight.mcp_edge.mcp_server import build_mcp_server
 from hindsight.mcp_edge.service import open_service
 from hindsight.runtime.auth import Grants
@@ -189,7 +189,7 @@ async def test_mcp_tools_publish_schemas_and_annotations_and_run_on_the_engine(
     mesh_layers: LayerAddresses,
 ) -> None:
     async with open_engine(mesh_layers.edge_settings()) as engine:
-        server = build_mcp_server(engine, Grants(), default_bank="mcp-bank")
+        server = build_mcp_server(engine, Grants.off(), default_bank="mcp-bank")
         async with Client(server) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert {"retain", "recall", "write_episode", "reflect", "forget"} <= set(tools)
@@ -239,28 +239,27 @@ async def test_mcp_over_http_admits_only_tokens_that_grant_the_bank(
     mesh_layers: LayerAddresses, tmp_path: Path
 ) -> None:
     grants = Grants.parse("alpha-token=bank-a")
-    async with open_engine(mesh_layers.edge_settings()) as engine:
-        server = build_mcp_server(engine, grants, default_bank="bank-a")
-        async with serving_http(server, grants, "127.0.0.1", free_port(), "/mcp") as url:
-            async with httpx2.AsyncClient() as anonymous:
-                refused = await anonymous.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
-            assert refused.status_code == 401
+    settings = mesh_layers.edge_settings(mcp_port=free_port(), default_bank="bank-a")
+    async with open_engine(settings) as engine, serving_mcp_http(engine, settings, grants) as url:
+        async with httpx2.AsyncClient() as anonymous:
+            refused = await anonymous.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert refused.status_code == 401
 
-            headers = {"authorization": "Bearer alpha-token"}
-            transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers))
-            async with Client(transport) as client:
-                allowed = await client.call_tool("retain", {"text": "alpha note", "bank": "bank-a"})
-                assert not allowed.is_error, allowed.content
-                denied = await client.call_tool("recall", {"query": "alpha note", "bank": "bank-b"})
-                assert denied.is_error and "bank-b" in denied.content[0].text
-                assert "PERMISSION_DENIED" in denied.content[0].text
-                for tool, arguments in (
-                    ("retain", {"text": "sneaky", "bank": "bank-b"}),
-                    ("list_recent", {"bank": "bank-b"}),
-                    ("purge", {"whole_bank": True, "bank": "bank-b"}),
-                ):
-                    refused_tool = await client.call_tool(tool, arguments)
-                    assert refused_tool.is_error and "PERMISSION_DENIED" in refused_tool.content[0].text
+        headers = {"authorization": "Bearer alpha-token"}
+        transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers))
+        async with Client(transport) as client:
+            allowed = await client.call_tool("retain", {"text": "alpha note", "bank": "bank-a"})
+            assert not allowed.is_error, allowed.content
+            denied = await client.call_tool("recall", {"query": "alpha note", "bank": "bank-b"})
+            assert denied.is_error and "bank-b" in denied.content[0].text
+            assert "PERMISSION_DENIED" in denied.content[0].text
+            for tool, arguments in (
+                ("retain", {"text": "sneaky", "bank": "bank-b"}),
+                ("list_recent", {"bank": "bank-b"}),
+                ("purge", {"whole_bank": True, "bank": "bank-b"}),
+            ):
+                refused_tool = await client.call_tool(tool, arguments)
+                assert refused_tool.is_error and "PERMISSION_DENIED" in refused_tool.content[0].text
 
 
 async def test_grpc_admits_a_token_only_for_the_banks_it_grants(mesh_layers: LayerAddresses) -> None:

@@ -23,6 +23,7 @@ from tests.integration.mesh import LayerAddresses
 
 RECALL_TIMEOUT = 1.5
 START_TIMEOUT = 120.0
+MESH_TOKEN = "partial-test-" + uuid.uuid4().hex
 
 
 @contextlib.asynccontextmanager
@@ -39,6 +40,7 @@ async def working_process(
         HINDSIGHT_HOST="127.0.0.1",
         HINDSIGHT_PORT="0",
         HINDSIGHT_PORT_FILE=str(port_file),
+        HINDSIGHT_INTERNAL_TOKEN=MESH_TOKEN,  # closed, as every deployed layer is
     )
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -78,7 +80,9 @@ async def test_recall_answers_partial_when_a_layer_process_hangs_and_when_it_is_
     mesh_layers: LayerAddresses, redis_url: str, tmp_path: Path
 ) -> None:
     async with working_process(redis_url, tmp_path) as (process, address):
-        settings = mesh_layers.edge_settings(working_addr=address, recall_timeout=RECALL_TIMEOUT)
+        settings = mesh_layers.edge_settings(
+            working_addr=address, recall_timeout=RECALL_TIMEOUT, internal_token=MESH_TOKEN
+        )
         async with open_engine(settings) as engine:
             turn = Turn(id="p1", session_id="s", text="The boiler was serviced by Northwind Heating.")
             stored = await engine.retain("partial-bank", [turn])

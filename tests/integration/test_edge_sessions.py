@@ -149,7 +149,7 @@ async def test_compress_and_close_session_run_through_the_memory_service(layers:
 
 async def test_mcp_compress_and_close_session_tools(layers: EdgeSettings) -> None:
     async with open_engine(layers) as engine:
-        server = build_mcp_server(engine, Grants(), default_bank="mcp-bank")
+        server = build_mcp_server(engine, Grants.off(), default_bank="mcp-bank")
         async with Client(server) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert {"compress", "close_session"} <= set(tools)

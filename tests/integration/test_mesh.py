@@ -6,6 +6,8 @@ ready line. Most use the test run's PostgreSQL and Redis to save time; one embed
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import queue
 import signal
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+import httpx2
 import psutil
 import psycopg
 import pytest
@@ -28,6 +31,9 @@ from psycopg import sql
 
 from hindsight.cli.layers import LAYERS
 from hindsight.cli.mesh import READY_LINE, MeshInfo, ensure_mesh, read_mesh
+from hindsight.contracts.common.v1 import common_pb2
+from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
+from tests.integration.rpcs import call_raw, every_rpc
 
 START_TIMEOUT = 150.0
 STOP_TIMEOUT = 60.0
@@ -270,3 +276,72 @@ def test_ensure_mesh_starts_one_background_mesh_reuses_it_and_a_dead_service_sto
     assert "working exited with code -9 while serving" in (home / "logs" / "up.log").read_text()
     assert [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
     assert read_mesh(home) is None
+
+
+async def _probe_closed_mesh(info: MeshInfo, client_token: str) -> None:
+    """Every RPC on every port refuses a caller without a credential; a client token reaches its bank only;
+    the mesh's own calls between layers still work (a retain is indexed, then recalled by meaning)."""
+    answered = []
+    for rpc in every_rpc():
+        async with grpc.aio.insecure_channel(info.addresses[rpc.layer]) as channel:
+            for token in (None, "forged-token"):
+                code, replies = await call_raw(channel, rpc, rpc.request(bank_id="bank-mine"), token)
+                if code != grpc.StatusCode.UNAUTHENTICATED or replies:
+                    answered.append((rpc.path, token, code.name))
+            if rpc.names_a_bank and not all(rpc.streaming):  # a stream checks each message's bank in-band
+                code, _ = await call_raw(channel, rpc, rpc.request(bank_id="bank-other"), client_token)
+                if code != grpc.StatusCode.PERMISSION_DENIED:
+                    answered.append((rpc.path, "other bank", code.name))
+    assert answered == [], answered
+
+    async with grpc.aio.insecure_channel(info.memory_address) as channel:
+        stub = memory_pb2_grpc.MemoryServiceStub(channel)
+        metadata = (("authorization", f"Bearer {client_token}"),)
+        turn = common_pb2.Turn(id="closed-1", session_id="s", text="The lighthouse keeper feeds three cats.")
+        stored = await stub.Retain(
+            memory_pb2.RetainRequest(bank_id="bank-mine", turns=[turn]), metadata=metadata, timeout=60
+        )
+        assert stored.indexed  # the edge reached episodic and semantic with the mesh credential
+        recalled = await stub.Recall(
+            memory_pb2.RecallRequest(bank_id="bank-mine", query="who feeds the cats?", top_k=3),
+            metadata=metadata,
+            timeout=60,
+        )
+        assert not recalled.partial
+        assert any("lighthouse" in memory.text for memory in recalled.memories)
+
+
+def test_a_fresh_up_refuses_every_rpc_without_a_token_and_tokens_from_the_environment_never_break_the_mesh(
+    shared_stores: dict[str, str],
+) -> None:
+    mine = "tok-" + os.urandom(8).hex()
+    shared_stores |= {"HINDSIGHT_TOKENS": f"{mine}=bank-mine", "HINDSIGHT_AUTH": "off"}  # off: overridden
+    mesh = start_up(shared_stores)
+    try:
+        mesh.wait_for_line(READY_LINE)
+        info = read_mesh(mesh.home)
+        assert info is not None
+        assert any(line.strip().startswith("admin token:") for line in mesh.lines)
+        assert not any("agent token:" in line for line in mesh.lines)  # HINDSIGHT_TOKENS replaces it
+        assert oct((mesh.home / "credentials.json").stat().st_mode & 0o777) == "0o600"
+        assert oct((mesh.home / "tokens").stat().st_mode & 0o777) == "0o600"
+        asyncio.run(_probe_closed_mesh(info, mine))
+
+        anonymous = httpx2.post(info.mcp_url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=30)
+        assert anonymous.status_code == 401
+        assert anonymous.headers["www-authenticate"].lower().startswith("bearer")
+
+        status = subprocess.run(
+            [sys.executable, "-m", "hindsight.cli.main", "status", "--tokens", "--json"],
+            env=shared_stores,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert status.returncode == 0, status.stderr
+        shown = json.loads(status.stdout)
+        assert shown["running"] and set(shown["tokens"]) == {"admin"}
+        assert shown["services"]["semantic"]["alive"]
+        interrupt_and_check_clean_exit(mesh, mesh.family())
+    finally:
+        stop_for_sure(mesh)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
+from hindsight.runtime import interceptors
+from hindsight.runtime.auth import token_digest
 from hindsight.runtime.errors import NotFound
-from hindsight.runtime.server import ServiceSpec
+from hindsight.runtime.server import ServiceSpec, running
+from hindsight.runtime.settings import ServerSettings, SettingsError
 from hindsight.runtime.testing import channel_to, serving
 
 SERVICE = "hindsight.working.v1.WorkingMemoryService"
@@ -91,3 +94,110 @@ async def test_a_token_reaches_only_the_banks_it_grants() -> None:
         assert await call("bank-b", "root") == grpc.StatusCode.OK
         assert await call("bank-a", None) == grpc.StatusCode.UNAUTHENTICATED
         assert await call("bank-a", "forged") == grpc.StatusCode.UNAUTHENTICATED
+
+
+PROBE = "hindsight.test.v1.Probe"
+"""A service made of raw handlers, written for these tests: one of each handler kind."""
+
+
+def _probe_handlers(seen: list[str]) -> grpc.GenericRpcHandler:
+    identity = (lambda raw: raw, lambda raw: raw)  # bytes in, bytes out: no message types needed
+
+    async def no_bank(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        seen.append(interceptors.caller_var.get().name)
+        return b"ok"
+
+    async def server_stream(request: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+        seen.append("server_stream ran")
+        yield b"leak"
+
+    async def client_stream(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> bytes:
+        seen.append("client_stream ran")
+        return b"leak"
+
+    deserialize, serialize = identity
+    kinds = {"request_deserializer": deserialize, "response_serializer": serialize}
+    return grpc.method_handlers_generic_handler(
+        PROBE,
+        {
+            "NoBank": grpc.unary_unary_rpc_method_handler(no_bank, **kinds),
+            "ServerStream": grpc.unary_stream_rpc_method_handler(server_stream, **kinds),
+            "ClientStream": grpc.stream_unary_rpc_method_handler(client_stream, **kinds),
+        },
+    )
+
+
+def _probe_service(seen: list[str]) -> Callable[[], contextlib.AbstractAsyncContextManager[ServiceSpec]]:
+    @contextlib.asynccontextmanager
+    async def factory() -> AsyncIterator[ServiceSpec]:
+        def register(server: grpc.aio.Server) -> None:
+            working_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(EchoWindow(), server)
+            server.add_generic_rpc_handlers((_probe_handlers(seen),))
+
+        yield ServiceSpec(SERVICE, register)
+
+    return factory
+
+
+async def _code(call: Awaitable[object]) -> grpc.StatusCode:
+    try:
+        await call
+    except grpc.aio.AioRpcError as exc:
+        return exc.code()
+    return grpc.StatusCode.OK
+
+
+async def test_every_call_needs_a_credential_a_bankless_one_needs_every_bank_and_health_is_public() -> None:
+    seen: list[str] = []
+    async with (
+        serving(_probe_service(seen), tokens="alpha=bank-a;root=*") as server,
+        channel_to(server) as channel,
+    ):
+        no_bank = channel.unary_unary(f"/{PROBE}/NoBank")
+
+        def auth(token: str) -> tuple[tuple[str, str], ...]:
+            return (("authorization", f"Bearer {token}"),)
+
+        assert await _code(no_bank(b"", timeout=5)) == grpc.StatusCode.UNAUTHENTICATED
+        assert (
+            await _code(no_bank(b"", timeout=5, metadata=auth("alpha"))) == grpc.StatusCode.PERMISSION_DENIED
+        )
+        assert await _code(no_bank(b"", timeout=5, metadata=auth("root"))) == grpc.StatusCode.OK
+        assert seen == ["agent:" + token_digest("root")[:8]]  # the handler saw who called
+
+        health = health_pb2_grpc.HealthStub(channel)
+        live = await health.Check(health_pb2.HealthCheckRequest(service=""), timeout=5)
+        assert live.status == health_pb2.HealthCheckResponse.SERVING
+
+
+async def test_handler_kinds_the_interceptor_does_not_guard_are_refused_even_with_a_valid_token() -> None:
+    seen: list[str] = []
+    async with serving(_probe_service(seen), tokens="root=*") as server, channel_to(server) as channel:
+        metadata = (("authorization", "Bearer root"),)
+        server_stream = channel.unary_stream(f"/{PROBE}/ServerStream")
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            async for _ in server_stream(b"", timeout=5, metadata=metadata):
+                pass
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        client_stream = channel.stream_unary(f"/{PROBE}/ClientStream")
+        assert await _code(client_stream(iter([b"x"]), timeout=5, metadata=metadata)) == (
+            grpc.StatusCode.PERMISSION_DENIED
+        )
+        assert seen == []  # neither handler ran
+
+
+async def test_a_service_with_no_credential_refuses_to_start_before_opening_its_stores() -> None:
+    opened: list[bool] = []
+
+    @contextlib.asynccontextmanager
+    async def factory() -> AsyncIterator[ServiceSpec]:
+        opened.append(True)
+        yield ServiceSpec(SERVICE, lambda server: None)
+
+    with pytest.raises(SettingsError, match="no credential configured"):
+        async with running(factory, ServerSettings(host="127.0.0.1", port=0)):
+            pass
+    with pytest.raises(SettingsError, match="loopback"):
+        async with running(factory, ServerSettings(host="0.0.0.0", port=0, auth="off")):
+            pass
+    assert opened == []

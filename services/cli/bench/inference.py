@@ -29,6 +29,7 @@ import contextlib
 import json
 import math
 import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -127,8 +128,9 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 
 
 @contextlib.asynccontextmanager
-async def running_service(env: dict[str, str]) -> AsyncIterator[tuple[str, int]]:
-    """``hindsight serve inference`` on a free loopback port; yields (address, pid) once SERVING."""
+async def running_service(env: dict[str, str], token: str) -> AsyncIterator[tuple[str, int]]:
+    """``hindsight serve inference`` on a free loopback port, accepting ``token`` only; yields (address, pid)
+    once SERVING."""
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
@@ -141,6 +143,9 @@ async def running_service(env: dict[str, str]) -> AsyncIterator[tuple[str, int]]
             "HINDSIGHT_PORT": "0",
             "HINDSIGHT_PORT_FILE": str(port_file),
             "HINDSIGHT_TOKENS": "",
+            "HINDSIGHT_TOKENS_FILE": "",
+            "HINDSIGHT_AUTH": "required",
+            "HINDSIGHT_INTERNAL_TOKEN": token,
             "HINDSIGHT_LOG_LEVEL": "WARNING",
             "HINDSIGHT_EMBED_CACHE": "0",  # every round sends the same texts: measure the model, not a cache
         }
@@ -268,7 +273,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     from hindsight.contracts.inference.v1 import inference_pb2_grpc
     from hindsight.inference.loading import load_models
     from hindsight.inference.settings import InferenceSettings
-    from hindsight.runtime.channels import LayerClient
+    from hindsight.runtime.channels import LayerClient, bearer_interceptors
     from hindsight.runtime.settings import load
 
     overrides = {"threads": args.threads} if args.threads else {}
@@ -291,9 +296,15 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             _raw(model.embed, texts[: args.batch], args.batch, pool, runs)
     env = {"HINDSIGHT_ONNX_THREADS": str(settings.threads), "HINDSIGHT_ONNX_RUNS": str(runs)}
     rounds: list[Round] = []
-    async with running_service(env) as (address, pid), grpc.aio.insecure_channel(address) as channel:
+    token = secrets.token_urlsafe(24)
+    async with (
+        running_service(env, token) as (address, pid),
+        grpc.aio.insecure_channel(address, interceptors=bearer_interceptors(token)) as channel,
+    ):
         stub = inference_pb2_grpc.InferenceServiceStub(channel)
-        client = LayerClient(address, inference_pb2_grpc.InferenceServiceStub, default_timeout=60)
+        client = LayerClient(
+            address, inference_pb2_grpc.InferenceServiceStub, token=token, default_timeout=60
+        )
         service = psutil.Process(pid)
         warm = texts[: args.batch * 2]
         await _service_batch(stub, embedder.name, warm, args.batch, encoding, [])  # warm the channels
