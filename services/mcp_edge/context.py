@@ -44,6 +44,8 @@ def render_item(memory: RecalledMemory) -> str:
     )
     if memory.kind not in {"turn", "lesson"}:
         header = header[:-1] + f" kind={memory.kind}]"
+    if memory.superseded_by:  # corrected later: the agent must not take it for the current value
+        header = header[:-1] + f" superseded_by={memory.superseded_by}]"
     body = " ".join(memory.text.split())
     return f"- {header} {memory.speaker}: {body}" if memory.speaker else f"- {header} {body}"
 

@@ -37,6 +37,11 @@ class Candidate:
     """Its conversation, when the layer knows it: fusion lets one session's hits support each other."""
     confidence: float = 1.0
     """Belief in the record, 0 to 1 (lessons and facts carry one; turns are what was said)."""
+    supersedes: tuple[str, ...] = ()
+    """Ids of the earlier statements this record corrected or replaced (the semantic layer's chain)."""
+    channel: str = ""
+    """A list built at the edge from a layer's candidates (``entity``: those about an entity the query
+    names) rather than the layer's own search; fusion weighs it by the channel's weight."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,10 @@ class RecalledMemory:
     kind: str = "turn"
     confidence: float = 1.0
     session_id: str = ""
+    supersedes: tuple[str, ...] = ()
+    """Ids of the earlier statements it corrected or replaced, newest first."""
+    superseded_by: str = ""
+    """The memory of this recall that replaced it (it then ranks below that one)."""
 
     @property
     def layer(self) -> LayerName:
@@ -89,7 +98,9 @@ class RecallQuery:
     order: str = ""
     """Order of the assembled context (see :data:`CONTEXT_ORDERS`); empty means the setting."""
     reference_time: datetime | None = None
-    """"Now" for the query's time expressions; None means the current time."""
+    """"Now" for the query's time expressions and for recency; None means the current time."""
+    time_zone: str = ""
+    """IANA zone the query's time words are read in; empty means the setting (HINDSIGHT_TIME_ZONE)."""
 
 
 CONTEXT_ORDERS = ("score", "importance", "time_asc", "time_desc", "mix")

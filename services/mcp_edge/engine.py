@@ -40,8 +40,16 @@ from hindsight.mcp_edge.domain import (
     RecallResult,
     RetainResult,
 )
+from hindsight.mcp_edge.entities import (
+    ENTITY_CHANNEL,
+    NamedEntity,
+    collect_named,
+    entity_channel,
+    note_named,
+)
 from hindsight.mcp_edge.fusion import (
     adjust,
+    below_successors,
     lessons_first,
     reciprocal_rank_fusion,
     score_fusion,
@@ -119,6 +127,7 @@ def _record_candidate(hit: semantic_pb2.ScoredRecord) -> Candidate:
         kind="turn" if kind == "unspecified" else kind,
         session_id=record.session_id,
         confidence=record.confidence if record.confidence > 0 else 1.0,  # 0: the record states none
+        supersedes=tuple(record.supersedes),
     )
 
 
@@ -266,9 +275,11 @@ class MemoryEngine:
                 time_range=window.to_pb(),
                 tags=list(q.tags),
                 all_tags=True,
+                match_entities=self._entity_channel_on(q),
             ),
             timeout,
         )
+        note_named(reply)  # the entities the query names, for the entity channel
         return [_record_candidate(hit) for hit in reply.hits]
 
     async def _ask_reflect(
@@ -298,6 +309,8 @@ class MemoryEngine:
             LayerName.REFLECT: self._ask_reflect,
         }[layer]
         limit = max(self.settings.candidates_per_layer, q.top_k)
+        if layer is LayerName.EPISODIC and self._entity_channel_on(q):  # the channel picks from more hits
+            limit = max(limit, self.settings.entity_pool)
         phrasings = Phrasings.distinct(queries[0], queries[1:], self.settings.rewrite_weight)
         found = await ask(q, phrasings, window, limit, timeout)
         # A layer older than these contracts ignores the tags and working memory's time range (and the
@@ -344,7 +357,7 @@ class MemoryEngine:
 
     def _plan(self, q: RecallQuery, now: datetime) -> tuple[QueryPlan, TimeRange, TimeRange | None, str]:
         """The query read, the time range to search, the range to boost, and how the time was used."""
-        plan = understand(q.query, now, self.settings.query_rewrites)
+        plan = understand(q.query, now, self.settings.query_rewrites, q.time_zone or self.settings.time_zone)
         explicit = q.time_range.start is not None or q.time_range.end is not None
         if plan.time is None or explicit or self.settings.query_time == "off":
             return plan, q.time_range, None, ""
@@ -373,6 +386,7 @@ class MemoryEngine:
         if rewritten and rewritten not in queries:
             queries.append(rewritten)
         layer_budget = max(0.01, (deadline - time.monotonic()) * self.settings.layer_share)
+        named_sink = collect_named()  # filled by the semantic layer's answer
         tasks = {
             layer: asyncio.create_task(
                 self._timed(layer, self._ask_layer(layer, q, queries, window, layer_budget), started)
@@ -388,20 +402,25 @@ class MemoryEngine:
             else LayerOutcome(layer, ok=False, elapsed_ms=layer_budget * 1000, error="deadline exceeded")
             for layer, task in tasks.items()
         ]
+        named = tuple(named_sink) if any(o.ok for o in outcomes if o.layer is LayerName.SEMANTIC) else ()
+        channel = self._entity_list(outcomes, named)
         fused = await off_loop(
             lambda: adjust(
-                self._fuse(outcomes, plan, q),
+                self._fuse(outcomes, plan, q, channel),
                 self.settings.adjustments(),
                 now,
                 boost,
-                self._best_possible(outcomes),
+                self._best_possible(outcomes, channel),
             ),
             size=sum(len(o.candidates) for o in outcomes),
             threshold=FUSION_OFF_LOOP_CANDIDATES,
         )
+        asked = [r for r in (boost, q.time_range) if r is not None and (r.start or r.end)]
+        fused = below_successors(fused, asked)  # a corrected statement ranks below its correction
         fused = fused[: max(q.top_k, self.reranker.head if self.reranker else 0)]
         if self.reranker is not None:  # the head is reordered within what is left of the deadline
-            fused = await self.reranker.rerank(q.bank_id, q.query, fused, deadline)
+            reranked = await self.reranker.rerank(q.bank_id, q.query, fused, deadline)
+            fused = below_successors(reranked, asked)
         memories = [m for m in fused if m.score >= q.min_score][: q.top_k]
         if self.settings.lessons_first:
             memories = lessons_first(memories)
@@ -438,6 +457,7 @@ class MemoryEngine:
                     for o in outcomes
                 },
                 "answered": [o.layer.value for o in outcomes if o.ok],
+                "entities": [entity.name for entity in named],
                 "partial": result.partial,
                 "returned": len(memories),
                 "context_tokens": context.tokens,
@@ -446,11 +466,30 @@ class MemoryEngine:
         )
         return result
 
+    def _entity_channel_on(self, q: RecallQuery) -> bool:
+        """Whether this recall builds the entity channel (it needs score fusion, semantic and episodic)."""
+        return (
+            self.settings.entity_weight > 0
+            and self.settings.fusion == "score"
+            and LayerName.SEMANTIC in q.layers
+            and LayerName.EPISODIC in q.layers
+        )
+
+    def _entity_list(self, outcomes: Sequence[LayerOutcome], named: Sequence[NamedEntity]) -> list[Candidate]:
+        """The entity channel: the keyword hits about the entities the query names (see :mod:`.entities`)."""
+        keyword = next((o.candidates for o in outcomes if o.layer is LayerName.EPISODIC), ())
+        return entity_channel(keyword, named)
+
     def _fuse(
-        self, outcomes: Sequence[LayerOutcome], plan: QueryPlan, q: RecallQuery
+        self,
+        outcomes: Sequence[LayerOutcome],
+        plan: QueryPlan,
+        q: RecallQuery,
+        channel: Sequence[Candidate] = (),
     ) -> list[RecalledMemory]:
-        """The configured fusion of the layers' lists (see :mod:`hindsight.mcp_edge.fusion`)."""
-        lists = [o.candidates for o in outcomes]
+        """The configured fusion of the layers' lists and the entity channel (see :mod:`.fusion`)."""
+        plain = max(self.settings.candidates_per_layer, q.top_k)  # episodic may have answered more, for it
+        lists = [o.candidates[:plain] for o in outcomes] + ([tuple(channel)] if channel else [])
         wanted = {t.lower() for t in (*q.tags, *plan.keywords, *plan.entities)}
         tags = self.settings.signals()["tags"]
         extra = {
@@ -464,9 +503,10 @@ class MemoryEngine:
             weights=self.settings.list_weights(),
             session_boost=self.settings.session_boost,
             extra=extra,
+            channel_weights={ENTITY_CHANNEL: self.settings.entity_weight},
         )
 
-    def _best_possible(self, outcomes: Sequence[LayerOutcome]) -> float:
+    def _best_possible(self, outcomes: Sequence[LayerOutcome], channel: Sequence[Candidate] = ()) -> float:
         """The highest fused score the lists that answered could give, so scores read as 0..1."""
         tags = self.settings.signals()["tags"]
         answered = [o for o in outcomes if o.candidates]
@@ -474,6 +514,7 @@ class MemoryEngine:
             return (len(answered) + tags) / (self.settings.rrf_k + 1) or 1.0
         weights = self.settings.list_weights()
         total = sum(max(0.0, weights[o.layer]) for o in answered) + tags
+        total += self.settings.entity_weight if channel else 0.0
         return total * (1 + 3 * self.settings.session_boost) or 1.0
 
     def _note_access(self, bank_id: str, memories: Sequence[RecalledMemory]) -> None:
@@ -764,6 +805,33 @@ class MemoryEngine:
         )
         log.info("debug listing", extra={"bank": bank_id, "turns": len(turns.turns)})
         return list(turns.turns), list(episodes.episodes), turns.next_page_token
+
+    # ----- entity pages -------------------------------------------------------------------------------
+    async def list_entities(
+        self, bank_id: str, entity_type: str = "", prefix: str = "", limit: int = 50, page_token: str = ""
+    ) -> semantic_pb2.ListEntitiesResponse:
+        """One page of the bank's entities by name, from the semantic layer's entity pages."""
+        return await self.clients.semantic.call(
+            "ListEntities",
+            semantic_pb2.ListEntitiesRequest(
+                bank_id=bank_id, type=entity_type, prefix=prefix, limit=limit, page_token=page_token
+            ),
+            self.settings.write_timeout,
+        )
+
+    async def entity_page(
+        self, bank_id: str, entity: str, mention_limit: int = 20, page_token: str = ""
+    ) -> semantic_pb2.GetEntityPageResponse:
+        """What is known about one entity and the turns that mention it (NOT_FOUND for an unknown one)."""
+        if not entity.strip():
+            raise InvalidArgument("entity", "is required")
+        return await self.clients.semantic.call(
+            "GetEntityPage",
+            semantic_pb2.GetEntityPageRequest(
+                bank_id=bank_id, entity=entity, mention_limit=mention_limit, page_token=page_token
+            ),
+            self.settings.write_timeout,
+        )
 
     # ----- sessions -----------------------------------------------------------------------------------
     async def compress(self, bank_id: str, session_id: str) -> working_pb2.CompressResponse:

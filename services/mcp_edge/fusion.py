@@ -38,6 +38,7 @@ def reciprocal_rank_fusion(
     scores: dict[str, float] = {}
     best: dict[str, tuple[int, Candidate]] = {}
     layer_ranks: dict[str, list[tuple[int, LayerName]]] = {}
+    chains: dict[str, tuple[str, ...]] = {}
     for candidates in lists:
         seen: set[str] = set()
         for rank, candidate in enumerate(candidates, start=1):
@@ -46,6 +47,7 @@ def reciprocal_rank_fusion(
             seen.add(candidate.id)
             scores[candidate.id] = scores.get(candidate.id, 0.0) + 1.0 / (k + rank)
             layer_ranks.setdefault(candidate.id, []).append((rank, candidate.layer))
+            chains[candidate.id] = candidate.supersedes or chains.get(candidate.id, ())
             if candidate.id not in best or rank < best[candidate.id][0]:
                 best[candidate.id] = (rank, candidate)
     for rid, value in (extra or {}).items():
@@ -56,23 +58,30 @@ def reciprocal_rank_fusion(
         ordered = ordered[:top_k]
     return [
         _memory(
-            best[rid][1], scores[rid], [layer for _, layer in sorted(layer_ranks[rid], key=lambda i: i[0])]
+            best[rid][1],
+            scores[rid],
+            [layer for _, layer in sorted(layer_ranks[rid], key=lambda i: i[0])],
+            chains[rid],
         )
         for rid in ordered
     ]
 
 
-def _memory(source: Candidate, score: float, layers: Sequence[LayerName]) -> RecalledMemory:
+def _memory(
+    source: Candidate, score: float, layers: Sequence[LayerName], supersedes: tuple[str, ...] = ()
+) -> RecalledMemory:
+    """One fused memory; ``supersedes`` comes from whichever layer knew the record's chain."""
     return RecalledMemory(
         id=source.id,
         text=source.text,
         score=score,
         meta=source.meta,
-        layers=tuple(layers),
+        layers=tuple(dict.fromkeys(layers)),
         speaker=source.speaker,
         kind=source.kind,
         confidence=source.confidence,
         session_id=source.session_id,
+        supersedes=supersedes or source.supersedes,
     )
 
 
@@ -91,19 +100,23 @@ def score_fusion(
     session_boost: float = 0.0,
     top_k: int | None = None,
     extra: Mapping[str, float] | None = None,
+    channel_weights: Mapping[str, float] | None = None,
 ) -> list[RecalledMemory]:
     """Fuse ranked candidate lists by weighted min-max scaled scores plus session support, best first.
 
-    ``extra`` adds per-record signal (already weighted) before session support is counted.
+    ``extra`` adds per-record signal (already weighted) before session support is counted. A list built
+    by an edge channel (its candidates' ``channel``) weighs ``channel_weights[channel]``, not its layer's.
     """
     fused: dict[str, float] = {}
     best: dict[str, tuple[float, Candidate]] = {}
     layer_scores: dict[str, list[tuple[float, LayerName]]] = {}
+    chains: dict[str, tuple[str, ...]] = {}
     for candidates in lists:
         if not candidates:
             continue
-        layer = candidates[0].layer
-        weight = (weights or {}).get(layer, 1.0)
+        layer, channel = candidates[0].layer, candidates[0].channel
+        own = (channel_weights or {}).get(channel, 0.0) if channel else None
+        weight = own if own is not None else (weights or {}).get(layer, 1.0)
         scaled = _scaled(candidates)
         for candidate in candidates:
             if candidate.id not in scaled:
@@ -111,6 +124,7 @@ def score_fusion(
             value = scaled.pop(candidate.id)  # a layer may repeat a record; its first (best) score counts
             fused[candidate.id] = fused.get(candidate.id, 0.0) + weight * value
             layer_scores.setdefault(candidate.id, []).append((value, layer))
+            chains[candidate.id] = candidate.supersedes or chains.get(candidate.id, ())
             if candidate.id not in best or value > best[candidate.id][0]:
                 best[candidate.id] = (value, candidate)
     for rid, value in (extra or {}).items():
@@ -134,7 +148,10 @@ def score_fusion(
         ordered = ordered[:top_k]
     return [
         _memory(
-            best[rid][1], final[rid], [layer for _, layer in sorted(layer_scores[rid], key=lambda i: -i[0])]
+            best[rid][1],
+            final[rid],
+            [layer for _, layer in sorted(layer_scores[rid], key=lambda i: -i[0])],
+            chains[rid],
         )
         for rid in ordered
     ]
@@ -214,3 +231,74 @@ def adjust(
 def lessons_first(memories: Sequence[RecalledMemory]) -> list[RecalledMemory]:
     """Lessons ahead of everything else (stable), so an agent reads what it learned before acting."""
     return [m for m in memories if m.kind == "lesson"] + [m for m in memories if m.kind != "lesson"]
+
+
+def below_successors(
+    memories: Sequence[RecalledMemory], time_ranges: Sequence[TimeRange] = ()
+) -> list[RecalledMemory]:
+    """Memories a later statement in the list replaced (its ``supersedes`` names them) marked with
+    ``superseded_by``, and each that ranked above its successor moved right below it, at its score.
+
+    The current value comes first and its history stays in the list, so an agent sees both the value and
+    that it was corrected. When one of ``time_ranges`` (what the query asked about) ends while the old value
+    still held (after it was said, before its successor was), the question is about then: the old value
+    goes right above its successor instead.
+    """
+    position = {memory.id: index for index, memory in enumerate(memories)}
+    successor: dict[str, RecalledMemory] = {}
+    for memory in memories:  # best first: a record several list as replaced goes below the best of them
+        for old in memory.supersedes:
+            if old in position and old != memory.id:
+                successor.setdefault(old, memory)
+    looped = set()  # records that claim, through a chain, to replace each other: none of them moves
+    for old in successor:
+        seen, step = {old}, successor.get(old)
+        while step is not None and step.id not in seen:
+            seen.add(step.id)
+            step = successor.get(step.id)
+        if step is not None:
+            looped.add(old)
+    for old in looped:
+        del successor[old]
+    if not successor:
+        return list(memories)
+
+    def asked_about_then(old: RecalledMemory, new: RecalledMemory) -> bool:
+        since, until = old.meta.time, new.meta.time
+        return until is not None and any(
+            r.end is not None and r.end <= until and (since is None or r.end > since) for r in time_ranges
+        )
+
+    below: dict[str, list[RecalledMemory]] = {}
+    above: dict[str, list[RecalledMemory]] = {}
+    ordered: list[RecalledMemory] = []
+    for memory in memories:
+        new = successor.get(memory.id)
+        if new is None:
+            ordered.append(memory)
+            continue
+        marked = dataclasses.replace(memory, superseded_by=new.id)
+        then = asked_about_then(memory, new)
+        if then and position[memory.id] > position[new.id]:
+            above.setdefault(new.id, []).append(
+                dataclasses.replace(marked, score=max(memory.score, new.score))
+            )
+        elif not then and position[memory.id] < position[new.id]:
+            below.setdefault(new.id, []).append(
+                dataclasses.replace(marked, score=min(memory.score, new.score))
+            )
+        else:
+            ordered.append(marked)
+    result: list[RecalledMemory] = []
+
+    def place(memory: RecalledMemory) -> None:
+        chain = {old: rank for rank, old in enumerate(memory.supersedes)}
+        for earlier in above.get(memory.id, ()):
+            place(earlier)
+        result.append(memory)
+        for later in sorted(below.get(memory.id, ()), key=lambda m: chain.get(m.id, len(chain))):
+            place(later)
+
+    for memory in ordered:
+        place(memory)
+    return result

@@ -12,6 +12,7 @@ from hindsight.mcp_edge.domain import ALL_LAYERS, LayerName, RecallQuery, Recall
 from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.records import TimeRange, Turn, from_timestamp, to_timestamp, utcnow
+from hindsight.runtime.timeexpr import checked_time_zone
 from hindsight.runtime.validation import check_limit, check_tags, check_text
 
 DEFAULT_SESSION = "default"
@@ -44,6 +45,18 @@ def layer_timings(result: RecallResult) -> str:
     return ",".join(
         f"{o.layer.value}={'ok' if o.ok else 'failed'}:{o.elapsed_ms:.1f}ms" for o in result.outcomes
     )
+
+
+DEFAULT_ENTITIES = 50
+DEFAULT_MENTIONS = 20
+MAX_ENTITY_TEXT = 1_000
+
+
+def check_entity_text(value: str, field_name: str) -> str:
+    """An entity name, type or prefix: at most :data:`MAX_ENTITY_TEXT` characters, outer spaces dropped."""
+    if len(value) > MAX_ENTITY_TEXT:
+        raise InvalidArgument(field_name, f"must be at most {MAX_ENTITY_TEXT} characters")
+    return value.strip()
 
 
 def check_min_score(value: float) -> float:
@@ -88,6 +101,7 @@ def recall_query_from_request(request: memory_pb2.RecallRequest) -> RecallQuery:
         token_budget=check_limit(request.token_budget, "token_budget", default=0, maximum=MAX_TOKEN_BUDGET),
         order=_order(request.order),
         reference_time=from_timestamp(request.reference_time) if request.HasField("reference_time") else None,
+        time_zone=checked_time_zone(request.time_zone),
     )
 
 
@@ -110,6 +124,8 @@ def recall_response(result: RecallResult) -> memory_pb2.RecallResponse:
                 meta=m.meta.to_pb(),
                 layers=[LAYER_TO_PB[layer] for layer in m.layers],
                 kind=m.kind,
+                supersedes=list(m.supersedes),
+                superseded_by=m.superseded_by,
             )
             for m in result.memories
         ],
@@ -275,3 +291,33 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
             page_token=request.page_token,
         )
         return memory_pb2.DebugListResponse(turns=turns, episodes=episodes, next_page_token=next_token)
+
+    async def ListEntities(
+        self, request: memory_pb2.ListEntitiesRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.ListEntitiesResponse:
+        reply = await self.engine.list_entities(
+            request.bank_id,
+            entity_type=check_entity_text(request.type, "type"),
+            prefix=check_entity_text(request.prefix, "prefix"),
+            limit=check_limit(request.limit, "limit", default=DEFAULT_ENTITIES, maximum=MAX_LIST),
+            page_token=request.page_token,
+        )
+        return memory_pb2.ListEntitiesResponse(entities=reply.entities, next_page_token=reply.next_page_token)
+
+    async def GetEntityPage(
+        self, request: memory_pb2.GetEntityPageRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.GetEntityPageResponse:
+        reply = await self.engine.entity_page(
+            request.bank_id,
+            check_entity_text(request.entity, "entity"),
+            mention_limit=check_limit(
+                request.mention_limit, "mention_limit", default=DEFAULT_MENTIONS, maximum=MAX_LIST
+            ),
+            page_token=request.page_token,
+        )
+        return memory_pb2.GetEntityPageResponse(
+            entity=reply.entity,
+            facts=reply.facts,
+            mentions=reply.mentions,
+            next_page_token=reply.next_page_token,
+        )

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hindsight.mcp_edge.domain import CONTEXT_ORDERS, LayerName
+from hindsight.mcp_edge.endpoint import check_mcp_http
 from hindsight.mcp_edge.fusion import Adjustments
+from hindsight.runtime import timeexpr
 from hindsight.runtime.settings import SettingsError, env
 
 
@@ -69,6 +71,19 @@ class EdgeSettings:
         "search) and tags (a record's tags matching the recall's tags or the query's words); each layer's "
         "list weighs its layer weight times its signal weight.",
     )
+    entity_weight: float = env(
+        "HINDSIGHT_ENTITY_WEIGHT",
+        0.6,
+        "Score fusion: weight of the entity channel, the keyword hits about an entity the query names "
+        "(spoken by it or naming it, from the semantic layer's entity pages); 0: off.",
+    )
+    entity_pool: int = env(
+        "HINDSIGHT_ENTITY_POOL",
+        30,
+        "Keyword hits the entity channel picks from (episodic memory is asked for this many when it is "
+        "more than HINDSIGHT_CANDIDATES_PER_LAYER; its own list keeps that many): 60 finds more, for a few "
+        "ms per recall (docs/retrieval.md).",
+    )
     recency_half_life_days: float = env(
         "HINDSIGHT_RECENCY_HALF_LIFE_DAYS", 30.0, "Half-life, in days, of the recency factor."
     )
@@ -98,6 +113,12 @@ class EdgeSettings:
         "HINDSIGHT_TIME_BOOST",
         0.5,
         "With query time 'boost': memories in the query's time range gain this share of the best score.",
+    )
+    time_zone: str = env(
+        "HINDSIGHT_TIME_ZONE",
+        "UTC",
+        "IANA time zone a query's time words are read in (which day 'yesterday' is); a recall's "
+        "`time_zone` overrides it.",
     )
     query_rewrites: int = env(
         "HINDSIGHT_QUERY_REWRITES",
@@ -141,6 +162,60 @@ class EdgeSettings:
     mcp_host: str = env("HINDSIGHT_MCP_HOST", "127.0.0.1", "Address MCP streamable HTTP binds.")
     mcp_port: int = env("HINDSIGHT_MCP_PORT", 8765, "Port of MCP streamable HTTP; 0 disables HTTP.")
     mcp_path: str = env("HINDSIGHT_MCP_PATH", "/mcp", "Path of the MCP endpoint.")
+    mcp_public_url: str = env(
+        "HINDSIGHT_MCP_PUBLIC_URL",
+        "",
+        "URL clients reach the MCP endpoint at: the OAuth resource its tokens are for, and a Host and Origin "
+        "it accepts; default http://HINDSIGHT_MCP_HOST:HINDSIGHT_MCP_PORT/HINDSIGHT_MCP_PATH (localhost when "
+        "binding every interface).",
+    )
+    mcp_allowed_hosts: tuple[str, ...] = env(
+        "HINDSIGHT_MCP_ALLOWED_HOSTS",
+        (),
+        "More Host header values MCP HTTP accepts, comma-separated (name:port, or name:* for any port); "
+        "the public URL's host and the loopback names at the bound port are always accepted (DNS rebinding).",
+    )
+    mcp_allowed_origins: tuple[str, ...] = env(
+        "HINDSIGHT_MCP_ALLOWED_ORIGINS",
+        (),
+        "More Origin header values MCP HTTP accepts, comma-separated (scheme://name:port); the public URL's "
+        "origin and the loopback origins at the bound port are always accepted; a request without Origin "
+        "is not a browser page's and passes.",
+    )
+    mcp_jwks: str = env(
+        "HINDSIGHT_MCP_JWKS",
+        "",
+        "Public keys that sign JWT bearer tokens on MCP HTTP: a JWKS file (re-read when it changes) or an "
+        "https URL (fetched with a short timeout, cached, fetched again for an unknown key id; http only on "
+        "loopback); empty: only the static tokens.",
+    )
+    mcp_jwt_issuer: str = env(
+        "HINDSIGHT_MCP_JWT_ISSUER",
+        "",
+        "Issuer a JWT must name (iss), and the authorization server the resource metadata points clients to; "
+        "empty: iss is not checked and the metadata names the edge's own origin.",
+    )
+    mcp_jwt_audience: str = env(
+        "HINDSIGHT_MCP_JWT_AUDIENCE",
+        "",
+        "Audience a JWT must name (aud); empty: the public URL, as the MCP authorization spec asks.",
+    )
+    mcp_jwt_banks_claim: str = env(
+        "HINDSIGHT_MCP_JWT_BANKS_CLAIM",
+        "hindsight_banks",
+        "JWT claim that lists the banks a token grants ('*': every bank); a JWT without it grants none.",
+    )
+    mcp_jwt_admin_claim: str = env(
+        "HINDSIGHT_MCP_JWT_ADMIN_CLAIM",
+        "hindsight_admin",
+        "JWT claim that, when true, makes the caller an operator (every bank and the admin-only operations).",
+    )
+    mcp_scopes: tuple[str, ...] = env(
+        "HINDSIGHT_MCP_SCOPES",
+        (),
+        "OAuth scopes every MCP HTTP token must carry, comma-separated, published in the resource metadata "
+        "(a JWT's scope or scp claim; static tokens carry them all); empty: none required.",
+    )
     default_bank: str = env("HINDSIGHT_BANK", "default", "Bank used by MCP tools when a call names none.")
 
     def __post_init__(self) -> None:
@@ -162,10 +237,19 @@ class EdgeSettings:
         for name in ("recency_weight", "confidence_weight", "trust_weight"):
             if not 0 <= getattr(self, name) <= 1:
                 raise SettingsError(f"HINDSIGHT_{name.upper()} must be between 0 and 1")
+        if self.entity_weight < 0 or self.entity_pool < 1:
+            raise SettingsError(
+                "HINDSIGHT_ENTITY_WEIGHT must not be negative and HINDSIGHT_ENTITY_POOL must be positive"
+            )
         if self.importance_weight < 0 or self.time_boost < 0 or self.rewrite_weight < 0:
             raise SettingsError("importance weight, time boost and rewrite weight must not be negative")
         self.layer_weights()
         self.signals()
+        try:
+            timeexpr.time_zone(self.time_zone)
+        except timeexpr.UnknownTimeZone as exc:
+            raise SettingsError(f"HINDSIGHT_TIME_ZONE: {exc}") from None
+        check_mcp_http(self)
 
     def layer_weights(self) -> dict[LayerName, float]:
         """``fusion_weights`` parsed; unknown layer names are refused, so a typo never goes unnoticed."""

@@ -27,6 +27,7 @@ from hindsight.runtime.rewrites import Phrasings
 from hindsight.semantic.embedder import Embedder
 from hindsight.semantic.extract import Extraction, RuleExtractor, entities_of_fact, is_multi_valued
 from hindsight.semantic.llm_extract import LLMExtractor
+from hindsight.semantic.pages import EntityMatch, EntityPage, PageKeeper
 from hindsight.semantic.records import (
     DISTILLED,
     EmbeddedRecord,
@@ -39,6 +40,7 @@ from hindsight.semantic.records import (
     SemanticRecord,
 )
 from hindsight.semantic.store import VectorStore, key_of
+from hindsight.semantic.turn_chains import TurnChains
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +171,15 @@ class SemanticEngine:
     """Entity-graph expansion depth of a search that does not say."""
     dedup_threshold: float = DEDUP_THRESHOLD
     clock: Callable[[], datetime] = utc_now
+    corrections: bool = True
+    """Whether a turn that corrects or restates an earlier one supersedes it (:mod:`.turn_chains`)."""
+    pages: bool = True
+    """Whether turns are read for the entities they mention, kept on entity pages (:mod:`.pages`)."""
     _pending: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
+    _pages: PageKeeper = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._pages = PageKeeper(self.store)
 
     # ----- write path ---------------------------------------------------------------------------------
     async def upsert(self, bank_id: str, records: Sequence[SemanticRecord]) -> int:
@@ -224,6 +234,9 @@ class SemanticEngine:
     async def _write(self, bank_id: str, given: list[SemanticRecord], extraction: Extraction) -> None:
         """Embed, merge or supersede, then write records, links, review items and entities, in that order
         (records first: a link or an entity never points at a record that was not written)."""
+        page_entities: list[Entity] = []
+        if self.pages:
+            given, page_entities = await self._pages.annotate(bank_id, given, extraction)
         ids = {record.id for record in given}
         everything = given + [fact for fact in extraction.facts if fact.id not in ids]
         if not everything:
@@ -231,11 +244,13 @@ class SemanticEngine:
         vectors = await self.embedder.embed(bank_id, [embedding_text(record) for record in everything])
         items = [EmbeddedRecord(r, v) for r, v in zip(everything, vectors, strict=True)]
         batch = _Batch()
+        if self.corrections:
+            items = await self._chain_turns(bank_id, items, extraction, batch)
         for item in items:
             if item.record.kind not in DISTILLED:
                 batch.put(item.record, item.vector)
         await self._distil(bank_id, [item for item in items if item.record.kind in DISTILLED], batch)
-        entities = list(extraction.entities)
+        entities = [*extraction.entities, *page_entities]
         for record in given:  # facts the caller distilled feed the graph too
             if record.kind in DISTILLED and record.subject and record.attribute and record.value:
                 entities.extend(
@@ -258,6 +273,21 @@ class SemanticEngine:
                 "reviews": len(batch.reviews),
             },
         )
+
+    async def _chain_turns(
+        self, bank_id: str, items: list[EmbeddedRecord], extraction: Extraction, batch: _Batch
+    ) -> list[EmbeddedRecord]:
+        """The turns keyed and linked to the earlier ones they correct (the stored ones are closed after
+        the write, with the facts' links)."""
+        turns = [item for item in items if item.record.kind is RecordKind.TURN]
+        if not turns:
+            return items
+        chains = TurnChains(self.extractor or RuleExtractor(), clock=self.clock)
+        links = await chains.link(self.store, bank_id, turns, extraction.facts)
+        batch.superseded.extend(links.superseded)
+        for rewritten in links.rewrites:
+            batch.put(rewritten.record, rewritten.vector)
+        return [EmbeddedRecord(links.records.get(i.record.id, i.record), i.vector) for i in items]
 
     async def _distil(self, bank_id: str, items: Sequence[EmbeddedRecord], batch: _Batch) -> None:
         """Merge near-duplicates, then settle conflicts, in the order the records came."""
@@ -311,6 +341,7 @@ class SemanticEngine:
                     batch.put(replace(held.record, valid_to=until, superseded_by=record.id), held.vector)
                 else:
                     batch.superseded.append((old.id, until, record.id))
+                record = replace(record, supersedes=tuple(dict.fromkeys((old.id, *old.supersedes))))
                 batch.put(record, vector)
                 current[key] = record
             elif outcome is Outcome.HISTORY:
@@ -526,6 +557,25 @@ class SemanticEngine:
         """The bank's entities by name."""
         return await self.store.list_entities(bank_id, limit)
 
+    # ----- entity pages (read even when this layer no longer writes them) --------------------------
+    async def list_pages(
+        self, bank_id: str, limit: int, entity_type: str = "", prefix: str = "", token: str = ""
+    ) -> tuple[list[Entity], str]:
+        """One page of the bank's entities by name, and the token of the next."""
+        return await self._pages.list(bank_id, limit, entity_type, prefix, token)
+
+    async def entity_page(self, bank_id: str, name: str, mention_limit: int, token: str = "") -> EntityPage:
+        """What is known about one entity (:class:`~hindsight.semantic.pages.EntityPage`)."""
+        return await self._pages.page(bank_id, name, mention_limit, token)
+
+    async def entity_matches(
+        self, bank_id: str, query: str | Phrasings, max_share: float, named_limit: int
+    ) -> list[EntityMatch]:
+        """The entities the query (or a rewrite of it) names, with the turns that name them."""
+        phrasings = Phrasings.of(query)
+        keys = list(dict.fromkeys(key for text in phrasings.texts for key in query_keys(text)))
+        return await self._pages.matches(bank_id, keys[:MAX_QUERY_KEYS], max_share, named_limit)
+
     async def delete(
         self,
         bank_id: str,
@@ -536,6 +586,7 @@ class SemanticEngine:
     ) -> int:
         """Delete by record id, cited source turn or session (or the whole bank); returns how many
         records went. A fact whose successor is deleted becomes current again."""
+        self._pages.forget(bank_id)
         if whole_bank:
             deleted = await self.store.delete_bank(bank_id)
             log.info("deleted bank", extra={"records": deleted})

@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from hindsight.runtime.records import content_id
+from hindsight.runtime.timeexpr import find_time_expression
 from hindsight.semantic.records import Entity, RecordKind, Relation, SemanticRecord
 
 RULE_CONFIDENCE = 0.6
@@ -206,28 +207,6 @@ _EN_TEMPLATES = {
 _NOT_NAMES = frozenset(
     {"I", "The", "This", "That", "It", "He", "She", "We", "They", "My", "Our", "You", "And"}
 )
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 # ----- Chinese ------------------------------------------------------------------------------------------
 _ZH_STOP = r"\uff0c,。\uff01\uff1f!?\uff1b;\s"
@@ -268,7 +247,6 @@ _ZH_PATTERNS: list[tuple[str, str, RecordKind]] = [
 _ZH_RELATION_PATTERNS = [
     re.compile(r"我的?(?P<rel>" + _ZH_REL + r")(?:叫|是|名叫)" + _ZH_NAME),
 ]
-_ZH_DAYS_BACK = {"昨天": 1, "前天": 2, "今天": 0, "上周": 7, "上周末": 7, "上个月": 30, "去年": 365}
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -292,45 +270,21 @@ def _clean(value: str) -> str:
 
 
 def _english_date(sentence: str, said: datetime | None) -> datetime | None:
-    """The date an English sentence puts its event on, relative to when it was said."""
-    if said is None:
-        return None
-    lower = sentence.lower()
-    if "yesterday" in lower:
-        return said - timedelta(days=1)
-    if re.search(r"\blast (?:week|weekend)\b", lower):
-        return said - timedelta(days=7)
-    if re.search(r"\blast month\b", lower):
-        return said - timedelta(days=30)
-    if re.search(r"\blast year\b", lower):
-        return said.replace(year=said.year - 1, month=1, day=1)
-    if match := re.search(r"\b(\d+) (day|week|month|year)s? ago\b", lower):
-        days = {"day": 1, "week": 7, "month": 30, "year": 365}[match.group(2)] * int(match.group(1))
-        return said - timedelta(days=days)
-    if match := re.search(r"\bon (\w+)(?: (\d{1,2}))?\b", lower):
-        word = match.group(1)
-        if word in _MONTHS and match.group(2):
-            with_day = said.replace(month=_MONTHS[word], day=min(int(match.group(2)), 28))
-            return with_day if with_day <= said else with_day.replace(year=said.year - 1)
-        if word in _WEEKDAYS:
-            back = (said.weekday() - _WEEKDAYS.index(word)) % 7 or 7
-            return said - timedelta(days=back)
-    if match := re.search(r"\bin (\d{4})\b", lower):
-        return said.replace(year=int(match.group(1)), month=1, day=1)
-    return None
+    """The day an English sentence puts its event on, relative to when it was said (its first day)."""
+    return _event_day(sentence, said)
 
 
 def _chinese_date(marker: str | None, said: datetime | None) -> datetime | None:
-    if not marker or said is None:
+    """The day a Chinese time word ("昨天", "3月31日") puts an event on, relative to when it was said."""
+    return _event_day(marker or "", said)
+
+
+def _event_day(text: str, said: datetime | None) -> datetime | None:
+    """The first day of the first time expression in ``text``, read in the zone of ``said``."""
+    if said is None or not text:
         return None
-    if marker in _ZH_DAYS_BACK:
-        return said - timedelta(days=_ZH_DAYS_BACK[marker])
-    if match := re.fullmatch(r"(\d{1,2})月(\d{1,2})[日号]", marker):
-        month, day = int(match.group(1)), min(int(match.group(2)), 28)
-        if 1 <= month <= 12:
-            dated = said.replace(month=month, day=day)
-            return dated if dated <= said else dated.replace(year=said.year - 1)
-    return None
+    found = find_time_expression(text, said)
+    return found.start if found is not None else None
 
 
 @dataclass(frozen=True)

@@ -50,9 +50,14 @@ class SemanticRecord:
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     superseded_by: str = ""
+    supersedes: tuple[str, ...] = ()
+    """Ids of the records this one replaced, newest first (its chain of earlier values), set by the layer:
+    a search hit carries its history, so a caller can rank what it replaced below it."""
     merged_ids: tuple[str, ...] = ()
     """Ids of the records merged into this one: a set, so a merge delivered twice counts once."""
     cold: bool = False
+    entities: tuple[str, ...] = ()
+    """Keys of the entities the record names besides its speaker (set by the layer: its entity pages)."""
 
     @property
     def current(self) -> bool:
@@ -108,6 +113,14 @@ class Entity:
     type: str = "other"
     aliases: tuple[str, ...] = ()
     relations: tuple[Relation, ...] = ()
+    mention_count: int = 0
+    """Turns that mention it, as their speaker or by name (its page: :mod:`hindsight.semantic.pages`)."""
+    spoken_count: int = 0
+    """Of those, the turns it spoke."""
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    related: tuple[tuple[str, int], ...] = ()
+    """Entities mentioned in the same turns, with how many turns, most first."""
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,8 @@ async def open_service(
                 llm=LLMExtractor(llm, settings.llm_extract_timeout) if llm is not None else None,
                 hops=settings.expansion_hops,
                 dedup_threshold=settings.dedup_threshold,
+                corrections=settings.corrections,
+                pages=settings.entity_pages,
             )
 
             def register(server: grpc.aio.Server) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
@@ -10,6 +12,7 @@ from hindsight.runtime.records import RecordMeta, TimeRange, from_timestamp, to_
 from hindsight.runtime.rewrites import check_phrasings
 from hindsight.runtime.validation import check_limit, check_text
 from hindsight.semantic.engine import DEFAULT_LIMIT, MAX_LIMIT, SemanticEngine
+from hindsight.semantic.pages import EntityMatch
 from hindsight.semantic.records import (
     Entity,
     RecordKind,
@@ -29,6 +32,19 @@ MAX_FIELD_CHARS = 1_000
 MAX_TAGS = 100
 DEFAULT_PAGE = 100
 MAX_PAGE = 1_000
+DEFAULT_MENTIONS = 20
+DEFAULT_NAMED = 500
+MAX_NAMED = 5_000
+DEFAULT_MAX_SHARE = 0.6
+"""An entity more of the bank's turns mention singles nothing out (docs/semantic.md, entity pages)."""
+
+
+def check_name(value: str, field_name: str) -> str:
+    """An entity name, type or prefix: at most a field's length, outer spaces dropped."""
+    if len(value) > MAX_FIELD_CHARS:
+        raise InvalidArgument(field_name, f"must be at most {MAX_FIELD_CHARS} characters")
+    return value.strip()
+
 
 _KIND_FROM_PB = {
     semantic_pb2.RECORD_KIND_UNSPECIFIED: RecordKind.TURN,
@@ -107,6 +123,7 @@ def record_to_pb(record: SemanticRecord) -> semantic_pb2.SemanticRecord:
         superseded_by=record.superseded_by,
         mention_count=record.mention_count,
         cold=record.cold,
+        supersedes=list(record.supersedes),
     )
 
 
@@ -135,6 +152,18 @@ def entity_to_pb(entity: Entity) -> semantic_pb2.Entity:
         type=entity.type,
         aliases=list(entity.aliases),
         relations=[semantic_pb2.Relation(type=r.type, target=r.target) for r in entity.relations],
+        mention_count=entity.mention_count,
+        spoken_count=entity.spoken_count,
+        first_seen=to_timestamp(entity.first_seen),
+        last_seen=to_timestamp(entity.last_seen),
+        related=[semantic_pb2.RelatedEntity(name=name, count=count) for name, count in entity.related],
+    )
+
+
+def match_to_pb(match: EntityMatch) -> semantic_pb2.EntityMatch:
+    """Convert to protobuf."""
+    return semantic_pb2.EntityMatch(
+        entity=entity_to_pb(match.entity), share=match.share, named_turn_ids=list(match.named_turn_ids)
     )
 
 
@@ -195,8 +224,16 @@ class SemanticServicer(semantic_pb2_grpc.SemanticServiceServicer):
         phrasings = check_phrasings(request.query, request.rewrites, weight, MAX_QUERY_CHARS)
         limit = check_limit(request.limit, "limit", DEFAULT_LIMIT, MAX_LIMIT)
         window = TimeRange.from_pb(request.time_range if request.HasField("time_range") else None)
-        hits = await self.engine.search(request.bank_id, phrasings, limit, window, options_from_pb(request))
-        return semantic_pb2.SearchResponse(hits=[scored_to_pb(hit) for hit in hits])
+        search = self.engine.search(request.bank_id, phrasings, limit, window, options_from_pb(request))
+        if not request.match_entities:
+            hits = await search
+            return semantic_pb2.SearchResponse(hits=[scored_to_pb(hit) for hit in hits])
+        hits, matches = await asyncio.gather(
+            search, self.engine.entity_matches(request.bank_id, phrasings, DEFAULT_MAX_SHARE, DEFAULT_NAMED)
+        )
+        return semantic_pb2.SearchResponse(
+            hits=[scored_to_pb(hit) for hit in hits], entities=[match_to_pb(m) for m in matches]
+        )
 
     async def Delete(
         self, request: semantic_pb2.DeleteRequest, context: grpc.aio.ServicerContext
@@ -259,5 +296,40 @@ class SemanticServicer(semantic_pb2_grpc.SemanticServiceServicer):
         self, request: semantic_pb2.ListEntitiesRequest, context: grpc.aio.ServicerContext
     ) -> semantic_pb2.ListEntitiesResponse:
         limit = check_limit(request.limit, "limit", DEFAULT_PAGE, MAX_PAGE)
-        entities = await self.engine.entities(request.bank_id, limit)
-        return semantic_pb2.ListEntitiesResponse(entities=[entity_to_pb(entity) for entity in entities])
+        entities, following = await self.engine.list_pages(
+            request.bank_id,
+            limit,
+            check_name(request.type, "type"),
+            check_name(request.prefix, "prefix"),
+            request.page_token,
+        )
+        return semantic_pb2.ListEntitiesResponse(
+            entities=[entity_to_pb(entity) for entity in entities], next_page_token=following
+        )
+
+    async def GetEntityPage(
+        self, request: semantic_pb2.GetEntityPageRequest, context: grpc.aio.ServicerContext
+    ) -> semantic_pb2.GetEntityPageResponse:
+        if not request.entity.strip():
+            raise InvalidArgument("entity", "is required")
+        name = check_name(request.entity, "entity")
+        limit = check_limit(request.mention_limit, "mention_limit", DEFAULT_MENTIONS, MAX_PAGE)
+        page = await self.engine.entity_page(request.bank_id, name, limit, request.page_token)
+        return semantic_pb2.GetEntityPageResponse(
+            entity=entity_to_pb(page.entity),
+            facts=[record_to_pb(fact) for fact in page.facts],
+            mentions=[record_to_pb(turn) for turn in page.mentions],
+            next_page_token=page.next_page_token,
+        )
+
+    async def MatchEntities(
+        self, request: semantic_pb2.MatchEntitiesRequest, context: grpc.aio.ServicerContext
+    ) -> semantic_pb2.MatchEntitiesResponse:
+        phrasings = check_phrasings(request.query, request.rewrites, None, MAX_QUERY_CHARS)
+        if not 0.0 <= request.max_share <= 1.0:
+            raise InvalidArgument("max_share", "must be between 0 and 1")
+        named = check_limit(request.named_limit, "named_limit", DEFAULT_NAMED, MAX_NAMED)
+        matches = await self.engine.entity_matches(
+            request.bank_id, phrasings, request.max_share or DEFAULT_MAX_SHARE, named
+        )
+        return semantic_pb2.MatchEntitiesResponse(matches=[match_to_pb(match) for match in matches])

@@ -70,6 +70,18 @@ class SemanticSettings:
     extract_facts: bool = env(
         "HINDSIGHT_SEMANTIC_EXTRACT", True, "Extract facts and entities from retained turns."
     )
+    corrections: bool = env(
+        "HINDSIGHT_SEMANTIC_CORRECTIONS",
+        True,
+        "A turn that corrects or restates an earlier statement (same subject, new value) supersedes it;"
+        " recall ranks the old one below its correction and keeps it as history.",
+    )
+    entity_pages: bool = env(
+        "HINDSIGHT_SEMANTIC_PAGES",
+        True,
+        "Keep entity pages: read each retained turn for the people, places and things it mentions"
+        " (its speaker, names, relatives) and count them on the entity's page (docs/semantic.md).",
+    )
     llm_extract_timeout: float = env(
         "HINDSIGHT_SEMANTIC_LLM_TIMEOUT",
         20.0,

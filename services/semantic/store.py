@@ -24,6 +24,7 @@ from hindsight.runtime.errors import FailedPrecondition, Unavailable
 from hindsight.runtime.records import RecordMeta, TimeRange, as_utc
 from hindsight.semantic.edge_client import EdgeClient
 from hindsight.semantic.records import (
+    DISTILLED,
     EmbeddedRecord,
     Entity,
     ModelIdentity,
@@ -146,8 +147,29 @@ class VectorStore(Protocol):
         """Add entities, merging aliases and relations into those already known by name."""
         ...
 
-    async def list_entities(self, bank_id: str, limit: int) -> list[Entity]:
-        """The bank's entities by name."""
+    async def list_entities(
+        self, bank_id: str, limit: int, entity_type: str = "", prefix: str = "", offset: int = 0
+    ) -> list[Entity]:
+        """The bank's entities by name (of one type, whose name or an alias starts with ``prefix``)."""
+        ...
+
+    async def known_ids(self, bank_id: str, ids: Sequence[str]) -> set[str]:
+        """Which of these record ids either tier holds already."""
+        ...
+
+    async def count_turns(self, bank_id: str) -> int:
+        """Turn records of the bank (either tier)."""
+        ...
+
+    async def mentioning(
+        self, bank_id: str, keys: Sequence[str], spoken: bool, limit: int
+    ) -> list[SemanticRecord]:
+        """Records (either tier, history included) naming one of ``keys``, or spoken by one of them when
+        ``spoken``; at most ``limit``, in no particular order."""
+        ...
+
+    async def facts_of(self, bank_id: str, subjects: Sequence[str]) -> list[SemanticRecord]:
+        """Every distilled record (either tier, history included) about one of ``subjects`` (key form)."""
         ...
 
     async def add_review(self, bank_id: str, item: ReviewItem) -> None:
@@ -201,9 +223,12 @@ def to_payload(bank_id: str, record: SemanticRecord, now: datetime | None = None
         "valid_to": _iso(record.valid_to),
         "valid_to_ts": record.valid_to.timestamp() if record.valid_to else OPEN_FUTURE,
         "superseded_by": record.superseded_by,
+        "supersedes": list(record.supersedes),
         "current": record.current,
         "merged_ids": list(record.merged_ids),
         "updated_ts": stamped.timestamp(),
+        "entity_keys": list(record.entities),
+        "speaker_key": key_of(record.speaker),
     }
 
 
@@ -228,8 +253,10 @@ def from_payload(payload: dict[str, Any], cold: bool = False) -> SemanticRecord:
         valid_from=_from_iso(payload.get("valid_from")),
         valid_to=_from_iso(payload.get("valid_to")),
         superseded_by=payload.get("superseded_by", ""),
+        supersedes=tuple(payload.get("supersedes") or ()),
         merged_ids=tuple(payload.get("merged_ids") or ()),
         cold=cold,
+        entities=tuple(payload.get("entity_keys") or ()),
     )
 
 
@@ -243,6 +270,11 @@ def entity_payload(bank_id: str, entity: Entity) -> dict[str, Any]:
         "aliases": list(entity.aliases),
         "keys": sorted({key_of(entity.name), *(key_of(alias) for alias in entity.aliases)}),
         "relations": [{"type": r.type, "target": r.target} for r in entity.relations],
+        "mention_count": entity.mention_count,
+        "spoken_count": entity.spoken_count,
+        "first_seen": _iso(entity.first_seen),
+        "last_seen": _iso(entity.last_seen),
+        "related": [[name, count] for name, count in entity.related],
     }
 
 
@@ -253,11 +285,24 @@ def entity_from_payload(payload: dict[str, Any]) -> Entity:
         type=payload.get("entity_type", "other"),
         aliases=tuple(payload.get("aliases") or ()),
         relations=tuple(Relation(r["type"], r["target"]) for r in payload.get("relations") or ()),
+        mention_count=int(payload.get("mention_count") or 0),
+        spoken_count=int(payload.get("spoken_count") or 0),
+        first_seen=_from_iso(payload.get("first_seen")),
+        last_seen=_from_iso(payload.get("last_seen")),
+        related=tuple((str(name), int(count)) for name, count in payload.get("related") or ()),
     )
 
 
+MAX_RELATED = 50
+"""Co-mentioned entities an entity keeps on its page (the most frequent)."""
+
+
 def merge_entities(old: Entity, new: Entity) -> Entity:
-    """Aliases and relations unioned, in first-seen order; a known type beats "other"."""
+    """Aliases and relations unioned, in first-seen order; a known type beats "other"; page counts added,
+    first and last seen widened."""
+    related: dict[str, int] = {}
+    for name, count in (*old.related, *new.related):
+        related[name] = related.get(name, 0) + count
     return Entity(
         name=old.name,
         type=old.type if old.type != "other" else new.type,
@@ -265,6 +310,11 @@ def merge_entities(old: Entity, new: Entity) -> Entity:
             dict.fromkeys(a for a in (*old.aliases, *new.aliases) if key_of(a) != key_of(old.name))
         ),
         relations=tuple(dict.fromkeys((*old.relations, *new.relations))),
+        mention_count=old.mention_count + new.mention_count,
+        spoken_count=old.spoken_count + new.spoken_count,
+        first_seen=min((t for t in (old.first_seen, new.first_seen) if t), default=None),
+        last_seen=max((t for t in (old.last_seen, new.last_seen) if t), default=None),
+        related=tuple(sorted(related.items(), key=lambda item: (-item[1], item[0]))[:MAX_RELATED]),
     )
 
 
@@ -681,15 +731,92 @@ class QdrantVectorStore:
                 wait=True,
             )
 
-    async def list_entities(self, bank_id: str, limit: int) -> list[Entity]:
-        """Sorted by name."""
+    async def list_entities(
+        self, bank_id: str, limit: int, entity_type: str = "", prefix: str = "", offset: int = 0
+    ) -> list[Entity]:
+        """Sorted by name; the type and prefix are compared without case."""
         selector = models.Filter(must=[_bank(bank_id), _match("type", "entity")])
         with qdrant_errors(self._target):
             points = await self._scroll(self.graph, selector)
+        start, kind = key_of(prefix), entity_type.casefold()
         entities = sorted(
-            (entity_from_payload(p.payload or {}) for p in points), key=lambda e: key_of(e.name)
+            (
+                entity
+                for entity in (entity_from_payload(p.payload or {}) for p in points)
+                if (not kind or entity.type.casefold() == kind)
+                and (not start or any(key_of(n).startswith(start) for n in (entity.name, *entity.aliases)))
+            ),
+            key=lambda e: key_of(e.name),
         )
-        return entities[:limit]
+        return entities[offset : offset + limit]
+
+    # ----- entity pages -------------------------------------------------------------------------------
+    async def known_ids(self, bank_id: str, ids: Sequence[str]) -> set[str]:
+        """A retrieve by point id in both tiers, without payloads."""
+        wanted = {point_id(bank_id, record_id): record_id for record_id in dict.fromkeys(ids)}
+        if not wanted:
+            return set()
+        found: set[str] = set()
+        with qdrant_errors(self._target):
+            for collection in (self.collection, self.cold):
+                for point in await self._client.retrieve(collection, ids=list(wanted), with_payload=False):
+                    found.add(wanted[str(point.id)])
+        return found
+
+    async def count_turns(self, bank_id: str) -> int:
+        """An exact count through the bank and kind indexes."""
+        selector = models.Filter(must=[_bank(bank_id), _match("kind", RecordKind.TURN.value)])
+        total = 0
+        with qdrant_errors(self._target):
+            for collection in (self.collection, self.cold):
+                total += (await self._client.count(collection, count_filter=selector, exact=True)).count
+        return total
+
+    async def mentioning(
+        self, bank_id: str, keys: Sequence[str], spoken: bool, limit: int
+    ) -> list[SemanticRecord]:
+        """A filtered scroll (``entity_keys``, and ``speaker_key`` when ``spoken``) of both tiers."""
+        if not keys or limit <= 0:
+            return []
+        wanted = list(dict.fromkeys(keys))
+        should: list[models.Condition] = [_any("entity_keys", wanted)]
+        if spoken:
+            should.append(_any("speaker_key", wanted))
+        selector = models.Filter(must=[_bank(bank_id)], should=should)
+        found: list[SemanticRecord] = []
+        with qdrant_errors(self._target):
+            for collection, cold in ((self.collection, False), (self.cold, True)):
+                offset: Any = None
+                while len(found) < limit:
+                    page, offset = await self._client.scroll(
+                        collection,
+                        scroll_filter=selector,
+                        limit=min(SCROLL_PAGE, limit - len(found)),
+                        offset=offset,
+                        with_payload=True,
+                    )
+                    found.extend(from_payload(point.payload or {}, cold) for point in page)
+                    if offset is None:
+                        break
+        return found[:limit]
+
+    async def facts_of(self, bank_id: str, subjects: Sequence[str]) -> list[SemanticRecord]:
+        """A scroll by ``subject_key`` of both tiers, superseded records included."""
+        if not subjects:
+            return []
+        selector = models.Filter(
+            must=[
+                _bank(bank_id),
+                _any("subject_key", sorted(set(subjects))),
+                _any("kind", sorted(kind.value for kind in DISTILLED)),
+            ]
+        )
+        records: list[SemanticRecord] = []
+        with qdrant_errors(self._target):
+            for collection, cold in ((self.collection, False), (self.cold, True)):
+                points = await self._scroll(collection, selector)
+                records.extend(from_payload(point.payload or {}, cold) for point in points)
+        return records
 
     # ----- review queue -------------------------------------------------------------------------------
     async def add_review(self, bank_id: str, item: ReviewItem) -> None:
@@ -796,6 +923,8 @@ _KEYWORD_FIELDS = (
     "session_id",
     "tags",
     "superseded_by",
+    "entity_keys",
+    "speaker_key",
 )
 _FLOAT_FIELDS = ("time_ts", "valid_from_ts", "valid_to_ts", "updated_ts", "importance")
 

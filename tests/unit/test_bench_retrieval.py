@@ -10,8 +10,22 @@ from pathlib import Path
 import pytest
 
 from hindsight.cli.bench.bm25 import Bm25Index, document
-from hindsight.cli.bench.datasets import Message, parse_dataset
-from hindsight.cli.bench.metrics import Tally, ndcg_at, percentile, recall_at, score_query
+from hindsight.cli.bench.datasets import Message, Namespace, Query, asked_at, parse_dataset
+from hindsight.cli.bench.metrics import (
+    Tally,
+    first_gold_rank,
+    ndcg_at,
+    percentile,
+    rank_summary,
+    recall_at,
+    score_query,
+)
+from hindsight.cli.bench.provenance import (
+    commit_label,
+    mesh_environment,
+    parse_assignments,
+    recorded_settings,
+)
 from hindsight.cli.bench.report import FileResult, markdown, write_chart, write_json
 from hindsight.cli.bench.retrieval import bank_for, batches
 from hindsight.cli.bench.transports import source_ids
@@ -175,3 +189,74 @@ def test_the_chart_is_a_png_named_after_the_file(tmp_path: Path) -> None:
     path = write_chart(tmp_path, _result())
     assert path.name == "retrieval-tiny-set.png"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_query_is_asked_at_its_own_time_else_at_its_namespace_last_message_else_by_the_clock() -> None:
+    first, last = datetime(2024, 4, 1, 8, tzinfo=UTC), datetime(2024, 4, 5, 7, tzinfo=UTC)
+    messages = (Message("m2", "b", time=last), Message("m1", "a", time=first), Message("m3", "c"))
+    dated = Query("q1", "?", "simple", ("m1",), time=datetime(2024, 4, 4, 7, tzinfo=UTC))
+    undated = Query("q2", "?", "simple", ("m1",))
+    namespace = Namespace("n", messages, (dated, undated))
+    assert asked_at(dated, namespace) == (datetime(2024, 4, 4, 7, tzinfo=UTC), "query")
+    assert asked_at(undated, namespace) == (last, "last_message")
+    assert asked_at(undated, Namespace("e", (Message("x", "y"),), (undated,))) == (None, "clock")
+
+
+def test_the_first_gold_rank_counts_from_one_and_is_none_when_no_gold_was_returned() -> None:
+    assert first_gold_rank(["x", "x", "a", "b"], ["b", "a"]) == 2
+    assert first_gold_rank(["x", "y"], ["a"]) is None
+
+
+def test_rank_summaries_count_a_miss_as_beyond_the_depth() -> None:
+    ranks: list[int | None] = [1, 1, 2, 3, None, 1, 4, 1, None, 2]
+    assert rank_summary(ranks, 10) == {"median": 2, "p90": None, "none_in_top10": 0.2}
+    assert rank_summary([1, 2, 3], 10) == {"median": 2, "p90": 3, "none_in_top10": 0.0}
+    assert rank_summary([], 10) == {"median": None, "p90": None, "none_in_top10": 0.0}
+
+
+def test_the_private_mesh_gets_the_basics_and_only_the_settings_the_bench_passes() -> None:
+    caller = {
+        "PATH": "/bin", "HOME": "/root", "HINDSIGHT_FUSION": "rrf", "LLM_API_BASE": "http://llm",
+        "LLM_API_KEY": "k", "DATABASE_URL": "postgresql://elsewhere", "EDITOR": "vi",
+    }  # fmt: skip
+    assert mesh_environment({}, caller=caller) == {"PATH": "/bin", "HOME": "/root"}
+    env = mesh_environment({"HINDSIGHT_TIME_BOOST": "0.2"}, with_llm=True, caller=caller)
+    assert env == {
+        "PATH": "/bin", "HOME": "/root", "LLM_API_BASE": "http://llm", "LLM_API_KEY": "k",
+        "HINDSIGHT_TIME_BOOST": "0.2",
+    }  # fmt: skip
+    assert recorded_settings(env) == {
+        "HINDSIGHT_TIME_BOOST": "0.2", "LLM_API_BASE": "http://llm", "LLM_API_KEY": "(set)",
+    }  # fmt: skip
+
+
+def test_mesh_settings_are_key_value_pairs_and_a_malformed_one_is_named() -> None:
+    assert parse_assignments(["HINDSIGHT_A=1", "HINDSIGHT_B=x=y"]) == {
+        "HINDSIGHT_A": "1",
+        "HINDSIGHT_B": "x=y",
+    }
+    for bad in ("HINDSIGHT_A", "=1", "A B=1"):
+        with pytest.raises(ValueError, match="KEY=VALUE"):
+            parse_assignments([bad])
+
+
+def test_a_commit_with_changes_is_marked_dirty() -> None:
+    assert commit_label({"commit": "abc", "dirty": True}) == "abc-dirty"
+    assert commit_label({"commit": "abc", "dirty": False}) == "abc"
+
+
+def test_the_report_says_where_query_times_came_from_and_how_far_the_gold_is(tmp_path: Path) -> None:
+    result = _result()
+    result.note_query("temporal", "query", 1, None)
+    result.note_query("single-hop", "query", None, 3)
+    result.note_query("adversarial", "query", 7, 7)  # left out of the ranks, as of overall
+    entry = result.to_json()
+    assert entry["query_time_source"] == "query" and entry["query_time_sources"] == {"query": 3}
+    assert entry["first_gold_rank"]["hindsight"] == {"median": 1, "p90": None, "none_in_top10": 0.5}
+    assert entry["first_gold_rank"]["bm25"] == {"median": 3, "p90": None, "none_in_top10": 0.5}
+    result.note_query("temporal", "last_message", 2, 2)
+    assert result.query_time_source == "mixed"
+    assert (
+        "tiny set: query time from last_message 1, query 3; first gold rank median / p90 / none in top"
+        in (markdown([result]))
+    )

@@ -80,3 +80,41 @@ def test_rewrites_leave_out_the_time_words_and_keep_names_and_content_words() ->
 def test_rewrites_that_search_the_same_terms_are_searched_once() -> None:
     assert understand("Biscuit", NOW).rewrites == ("Biscuit",)
     assert understand("Where is Biscuit?", NOW, max_rewrites=0).rewrites == ("Where is Biscuit?",)
+
+
+def test_month_ends_are_read_as_they_are_written() -> None:
+    assert _days("what did we ship on March 31?") == ("March 31", date(2026, 3, 31), date(2026, 4, 1))
+    assert _days("3月31日的发布") == ("3月31日", date(2026, 3, 31), date(2026, 4, 1))
+
+
+def test_the_range_is_the_zone_local_day_given_in_utc() -> None:
+    late = datetime(2026, 11, 30, 16, 30, tzinfo=UTC)  # already 1 December in Shanghai
+    utc = find_time("what happened yesterday", late)
+    shanghai = understand("what happened yesterday", late, zone="Asia/Shanghai").time
+    assert utc is not None and shanghai is not None
+    assert utc.time_range.start == datetime(2026, 11, 29, tzinfo=UTC)
+    assert shanghai.time_range.start == datetime(2026, 11, 29, 16, tzinfo=UTC)
+    assert shanghai.time_range.end == datetime(2026, 11, 30, 16, tzinfo=UTC)
+    assert shanghai.time_range.start.tzinfo is UTC
+
+
+@pytest.mark.parametrize(
+    ("query", "expression"),
+    [
+        # talk around the question says when the talk happened, not what to remember
+        ("今天天气真好，很适合出去玩。对了，那个在苏州的活动规模是什么？", None),
+        ("I went out today. Do you remember what Melanie painted?", None),
+        ("We deployed yesterday. What broke?", None),
+        ("今天天气真好。上周三我们讨论了什么？", "上周三"),
+        ("昨天买的牛奶放冰箱了吗？对了，我居住的小区怎么样？", None),  # the last question is the one asked
+        ("What happened yesterday? Tell me everything.", "yesterday"),
+        ("Lovely day! What did Dr. Smith say on Jan. 5, 2024?", "Jan. 5, 2024"),
+        ("We deployed yesterday, what broke?", "yesterday"),
+        ("notes from last week", "last week"),  # no question: all of it
+    ],
+)
+def test_only_the_last_question_of_a_query_says_when_to_look(query: str, expression: str | None) -> None:
+    hint = find_time(query, NOW)
+    assert (hint.expression if hint else None) == expression
+    if hint is not None:
+        assert query[hint.span[0] : hint.span[1]] == hint.expression

@@ -70,10 +70,25 @@ def test_common_statement_shapes_become_facts(text: str, expected: tuple[str, st
 def test_events_are_dated_relative_to_when_they_were_said() -> None:
     [english] = RuleExtractor().extract([turn("Yesterday I went to the support group.")]).facts
     assert (english.attribute, english.value) == ("event", "went to the support group")
-    assert english.valid_from == datetime(2024, 5, 7, 12, tzinfo=UTC)
+    assert english.valid_from == datetime(2024, 5, 7, tzinfo=UTC)  # the day, from its start
     assert "2024-05-07" in english.text
     [chinese] = RuleExtractor().extract([turn("昨天我去了博物馆。")]).facts
-    assert (chinese.value, chinese.valid_from) == ("博物馆", datetime(2024, 5, 7, 12, tzinfo=UTC))
+    assert (chinese.value, chinese.valid_from) == ("博物馆", datetime(2024, 5, 7, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("On March 31 I went to the museum.", datetime(2024, 3, 31, tzinfo=UTC)),
+        ("3月31日我去了博物馆。", datetime(2024, 3, 31, tzinfo=UTC)),
+        ("On February 29 I went to the museum.", datetime(2024, 2, 29, tzinfo=UTC)),
+        ("Last month I went to the museum.", datetime(2024, 4, 1, tzinfo=UTC)),
+        ("上周我去了博物馆。", datetime(2024, 4, 29, tzinfo=UTC)),
+    ],
+)
+def test_event_dates_keep_month_ends_and_leap_days(text: str, day: datetime) -> None:
+    [event] = RuleExtractor().extract([turn(text)]).facts
+    assert event.valid_from == day
 
 
 def test_a_fact_keeps_its_turn_and_the_turns_metadata_and_has_a_stable_id() -> None:

@@ -43,6 +43,30 @@ class Namespace:
     messages: tuple[Message, ...]
     queries: tuple[Query, ...]
 
+    @property
+    def last_time(self) -> datetime | None:
+        """When its last message was said (the latest time of any; None when none is dated)."""
+        return max((m.time for m in self.messages if m.time is not None), default=None)
+
+
+QUERY_TIME_FROM_QUERY = "query"
+QUERY_TIME_FROM_LAST_MESSAGE = "last_message"
+QUERY_TIME_FROM_CLOCK = "clock"
+
+
+def asked_at(query: Query, namespace: Namespace) -> tuple[datetime | None, str]:
+    """When a query is asked, and where that time came from.
+
+    An agent asks in the present of its conversation, not on the day a benchmark runs: the dataset's
+    time of the question when it gives one, else the time of the namespace's last message, else
+    (nothing dated) the recall's own clock (None).
+    """
+    if query.time is not None:
+        return query.time, QUERY_TIME_FROM_QUERY
+    if namespace.last_time is not None:
+        return namespace.last_time, QUERY_TIME_FROM_LAST_MESSAGE
+    return None, QUERY_TIME_FROM_CLOCK
+
 
 @dataclass(frozen=True)
 class Dataset:

@@ -93,3 +93,25 @@ def percentile(values: Sequence[float], share: float) -> float:
     low = math.floor(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def first_gold_rank(ranked: Sequence[str], gold: Iterable[str]) -> int | None:
+    """The 1-based rank of the first gold id in ``ranked``; None when none is there."""
+    wanted = set(gold)
+    for rank, rid in enumerate(dedupe(ranked), start=1):
+        if rid in wanted:
+            return rank
+    return None
+
+
+def rank_summary(ranks: Sequence[int | None], depth: int) -> dict[str, float | int | None]:
+    """Median and p90 of first-gold ranks (nearest rank; None: beyond ``depth``) and the share with none."""
+    if not ranks:
+        return {"median": None, "p90": None, f"none_in_top{depth}": 0.0}
+    ordered = sorted(ranks, key=lambda rank: depth + 1 if rank is None else rank)
+
+    def at(share: float) -> int | None:
+        return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+    missing = sum(rank is None for rank in ranks)
+    return {"median": at(0.5), "p90": at(0.9), f"none_in_top{depth}": round(missing / len(ranks), 4)}

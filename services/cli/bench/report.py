@@ -8,7 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hindsight.cli.bench.metrics import METRIC_NAMES, Tally, percentile
+from hindsight.cli.bench.metrics import EXCLUDED_FROM_OVERALL, METRIC_NAMES, Tally, percentile, rank_summary
+
+RANK_DEPTH = 10
+"""First-gold ranks are read in the top 10 a recall returns."""
 
 
 @dataclass
@@ -30,6 +33,25 @@ class FileResult:
     partial: int = 0
     """Recalls that came back partial (a layer failed or was late)."""
     details: list[dict[str, Any]] = field(default_factory=list)
+    query_time_sources: dict[str, int] = field(default_factory=dict)
+    """How many queries were asked at the dataset's time of the question, its last message, or the clock."""
+    first_gold: list[int | None] = field(default_factory=list)
+    """Per query counted in overall: rank of the first gold message in Hindsight's list (None: not there)."""
+    bm25_first_gold: list[int | None] = field(default_factory=list)
+
+    def note_query(self, category: str, source: str, ours: int | None, bm25: int | None) -> None:
+        """Count where the query's time came from and (outside excluded categories) its first-gold ranks."""
+        self.query_time_sources[source] = self.query_time_sources.get(source, 0) + 1
+        if category not in EXCLUDED_FROM_OVERALL:
+            self.first_gold.append(ours)
+            self.bm25_first_gold.append(bm25)
+
+    @property
+    def query_time_source(self) -> str:
+        """The one source of every query's time, or "mixed"."""
+        if not self.query_time_sources:
+            return ""
+        return next(iter(self.query_time_sources)) if len(self.query_time_sources) == 1 else "mixed"
 
     @property
     def retain_per_s(self) -> float:
@@ -75,6 +97,12 @@ class FileResult:
             },
             "peak_rss_mb": round(self.peak_rss_mb, 1) if self.peak_rss_mb is not None else None,
             "partial_recalls": self.partial,
+            "query_time_source": self.query_time_source,
+            "query_time_sources": dict(sorted(self.query_time_sources.items())),
+            "first_gold_rank": {
+                "hindsight": rank_summary(self.first_gold, RANK_DEPTH),
+                "bm25": rank_summary(self.bm25_first_gold, RANK_DEPTH),
+            },
         }
         if with_details:
             data["details"] = self.details
@@ -87,6 +115,22 @@ def _rounded(scores: dict[str, float]) -> dict[str, float]:
 
 def _cell(value: float) -> str:
     return f"{value:.3f}"
+
+
+def _rank(value: float | int | None) -> str:
+    return f">{RANK_DEPTH}" if value is None else str(value)
+
+
+def _provenance_line(result: FileResult) -> str:
+    """Where the file's query times came from, and how far its recalls are from holding the gold."""
+    sources = ", ".join(f"{name} {count}" for name, count in sorted(result.query_time_sources.items()))
+    ours, base = rank_summary(result.first_gold, RANK_DEPTH), rank_summary(result.bm25_first_gold, RANK_DEPTH)
+    missing = f"none_in_top{RANK_DEPTH}"
+    return (
+        f"{result.name}: query time from {sources or 'nothing'}; first gold rank median / p90 / none in top "
+        f"{RANK_DEPTH}: {_rank(ours['median'])} / {_rank(ours['p90'])} / {ours[missing]:.1%} "
+        f"(BM25 {_rank(base['median'])} / {_rank(base['p90'])} / {base[missing]:.1%})"
+    )
 
 
 def markdown(results: list[FileResult]) -> str:
@@ -107,6 +151,8 @@ def markdown(results: list[FileResult]) -> str:
             + f" | {result.retain_per_s:.0f} "
             + f"| {lat['p50']:.1f} / {lat['p95']:.1f} / {lat['p99']:.1f} | {rss} |"
         )
+    for result in results:
+        lines += ["", _provenance_line(result)]
     for result in results:
         if result.layer_ms:
             per_layer = ", ".join(

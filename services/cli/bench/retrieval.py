@@ -1,8 +1,9 @@
 """Retrieval quality on agent-memory datasets: Hindsight's recall vs plain BM25, in the same run.
 
 For every namespace of every file: a fresh bank; retain each message (id, speaker, time, session)
-through the real edge (gRPC ``MemoryService`` or MCP), then ask each query through recall and score
-the returned source message ids with the metric of ``shared/bench/README.md``. The BM25 baseline that
+through the real edge (gRPC ``MemoryService`` or MCP), then ask each query through recall, at the time it
+is asked in the data (:func:`~hindsight.cli.bench.datasets.asked_at`), and score the returned source
+message ids with the metric of ``shared/bench/README.md``. The BM25 baseline that
 README defines is computed on the same messages and queries. Also measured: retain throughput, recall
 latency (p50/p95/p99 as the client sees it) and the peak RSS of the mesh's processes.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
+import os
 import re
 import sys
 import time
@@ -60,6 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a running edge (gRPC MemoryService, or the MCP endpoint with --transport mcp); "
         "default: start a private embedded mesh",
     )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("HINDSIGHT_TOKEN", ""),
+        help="bearer token for --address (default: $HINDSIGHT_TOKEN); a private mesh uses its own",
+    )
     parser.add_argument("--batch", type=int, default=100, help="messages per Retain call (default: 100)")
     parser.add_argument(
         "--details", action="store_true", help="put every query's ranked ids (Hindsight and BM25) in the JSON"
@@ -72,6 +80,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="ask only these layers (to measure one on its own; default: all, as agents do)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting for the private mesh (repeatable); it starts with none of this shell's settings",
+    )
+    parser.add_argument(
+        "--llm",
+        action="store_true",
+        help="pass this shell's LLM_* settings to the private mesh (default: no LLM)",
+    )
+    parser.add_argument(
+        "--query-time",
+        choices=("dataset", "clock"),
+        default="dataset",
+        help="when each query is asked: 'dataset' (the query's time, else its namespace's last message; "
+        "default) or 'clock' (the time of the run)",
+    )
 
 
 def bank_for(run_id: str, file_index: int, namespace_id: str) -> str:
@@ -117,6 +144,10 @@ class Options:
     progress: bool = False
     details: bool = False
     """Keep every query's ranked ids."""
+    query_time: str = "dataset"
+    """"dataset": ask each query at its time in the data (see :func:`asked_at`); "clock": at the run's."""
+    token: str = ""
+    """Bearer token presented to the edge."""
 
 
 async def run_namespace(
@@ -129,6 +160,8 @@ async def run_namespace(
 ) -> None:
     """Retain the namespace's messages, ask its queries, and score Hindsight and BM25 into ``result``."""
     from hindsight.cli.bench.bm25 import Bm25Index
+    from hindsight.cli.bench.datasets import QUERY_TIME_FROM_CLOCK, asked_at
+    from hindsight.cli.bench.metrics import first_gold_rank
 
     retain_bar, recall_bar = bars
     started = time.perf_counter()
@@ -138,8 +171,11 @@ async def run_namespace(
     result.retain_seconds += time.perf_counter() - started
     bm25 = Bm25Index(namespace.messages)
     for query in namespace.queries:
+        now, source = asked_at(query, namespace)
+        if options.query_time == "clock":
+            now, source = None, QUERY_TIME_FROM_CLOCK
         asked = time.perf_counter()
-        recalled = await transport.recall(bank_id, query.text, TOP_K, options.layers)
+        recalled = await transport.recall(bank_id, query.text, TOP_K, options.layers, now)
         result.recall_ms.append((time.perf_counter() - asked) * 1000)
         result.partial += recalled.partial
         for layer, elapsed in recalled.layer_ms.items():
@@ -148,6 +184,9 @@ async def run_namespace(
         baseline = bm25.rank(query.text, TOP_K)
         ours = result.hindsight.add(query.category, ranked, query.gold)
         result.bm25.add(query.category, baseline, query.gold)
+        result.note_query(
+            query.category, source, first_gold_rank(ranked, query.gold), first_gold_rank(baseline, query.gold)
+        )
         if options.details:
             result.details.append(
                 {
@@ -155,6 +194,7 @@ async def run_namespace(
                     "query": query.id,
                     "category": query.category,
                     "gold": list(query.gold),
+                    "asked_at": now.isoformat() if now else None,
                     "hindsight": ranked[:TOP_K],
                     "bm25": baseline,
                     **{key: round(value, 4) for key, value in ours.items()},
@@ -206,7 +246,7 @@ async def run_benchmark(
 
     run_id = uuid.uuid4().hex[:8]
     results = []
-    async with open_transport(options.transport, grpc_address, mcp_url) as transport:
+    async with open_transport(options.transport, grpc_address, mcp_url, options.token) as transport:
         for index, dataset in enumerate(datasets):
             if rss is not None:
                 rss.reset()
@@ -221,8 +261,27 @@ async def run_benchmark(
 def run(args: argparse.Namespace) -> int:
     """``hindsight bench retrieval``: print the table, write the JSON and the charts; 0 on success."""
     from hindsight.cli.bench.datasets import load_dataset
+    from hindsight.cli.bench.provenance import (
+        checkout,
+        commit_label,
+        mesh_environment,
+        parse_assignments,
+        recorded_settings,
+    )
     from hindsight.cli.bench.report import markdown, write_chart, write_json
 
+    try:
+        mesh_settings = parse_assignments(args.env)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.address and (mesh_settings or args.llm):
+        print(
+            "error: --env and --llm set up the private mesh; a running edge (--address) has its own",
+            file=sys.stderr,
+        )
+        return 2
+    code = commit_label(checkout())  # now: the mesh runs the code of the start, whatever lands meanwhile
     datasets = [load_dataset(path, args.limit) for path in args.data]
     started = time.time()
     options = Options(
@@ -231,17 +290,24 @@ def run(args: argparse.Namespace) -> int:
         layers=tuple(args.layers),
         progress=not args.no_progress,
         details=args.details,
+        token=args.token,
+        query_time=args.query_time,
     )
     if args.address:
         grpc_address, mcp_url = _endpoints(args.transport, args.address)
         results = asyncio.run(run_benchmark(datasets, grpc_address, mcp_url, options))
-        mesh_seconds = None
+        mesh_seconds, settings = None, None
     else:
         from hindsight.cli.bench.mesh_process import PeakMemory, embedded_mesh
+        from hindsight.cli.credentials import client_token
 
-        print("starting an embedded mesh ...", file=sys.stderr, flush=True)
-        with embedded_mesh() as (info, supervisor_pid), PeakMemory(supervisor_pid) as rss:
+        environ = mesh_environment(mesh_settings, with_llm=args.llm)
+        settings = recorded_settings(environ)
+        shown = ", ".join(f"{name}={value}" for name, value in settings.items()) or "defaults only"
+        print(f"starting an embedded mesh ({shown}) ...", file=sys.stderr, flush=True)
+        with embedded_mesh(environ=environ) as (info, supervisor_pid), PeakMemory(supervisor_pid) as rss:
             mesh_seconds = info.startup_seconds
+            options = dataclasses.replace(options, token=client_token(Path(info.home)))
             results = asyncio.run(run_benchmark(datasets, info.memory_address, info.mcp_url, options, rss))
     print(markdown(results))
     for result in results:
@@ -252,6 +318,9 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     run_info = {
+        "commit": code,
+        "settings": settings,
+        "query_time": args.query_time,
         "transport": args.transport,
         "address": args.address or "embedded",
         "top_k": TOP_K,

@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import subprocess
 import sys
 import time
 import uuid
@@ -23,6 +22,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from hindsight.cli.bench.provenance import SECRET_WORDS
+from hindsight.cli.bench.provenance import checkout as commit
 
 if TYPE_CHECKING:  # imported in run(): building the command line stays fast
     from hindsight.cli.bench.scale_data import BankStream, Corpus
@@ -36,7 +38,6 @@ BACKEND_ENV = "HINDSIGHT_QDRANT_BACKEND"
 NEW_BACKEND, PREVIOUS_BACKEND = "edge", "local"
 STORE_VARIABLES = ("DATABASE_URL", "REDIS_URL", "QDRANT_URL", "HINDSIGHT_QDRANT_PATH")
 """Left out of the mesh's environment: each backend gets fresh embedded stores, measured on its own disk."""
-_SECRET_WORDS = ("TOKEN", "KEY", "PASSWORD", "SECRET")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -198,6 +199,7 @@ async def measure_backend(
     from hindsight.cli.bench.scale_report import BackendResult, SizeResult, SmallBank
     from hindsight.cli.bench.scale_resources import data_disk, mesh_memory
     from hindsight.cli.bench.transports import open_transport
+    from hindsight.cli.credentials import client_token
 
     run_id = uuid.uuid4().hex[:6]
     pool = len(corpus.messages)
@@ -207,7 +209,8 @@ async def measure_backend(
     small = BankStream(corpus, f"scale-{run_id}-small", offset=pool // 2)
     big = BankStream(corpus, f"scale-{run_id}-big")
     stored = 0
-    async with open_transport("grpc", info.memory_address, "") as transport:
+    token = client_token(Path(info.home))
+    async with open_transport("grpc", info.memory_address, "", token) as transport:
         await retain_range(transport, small, range(plan.small_turns), plan)
         written = time.monotonic()
         await _settle(written, plan.settle_s)
@@ -264,35 +267,12 @@ def mesh_environment(backend: str) -> dict[str, str]:
     return env
 
 
-def commit() -> dict[str, Any]:
-    """``commit``: HEAD ("unknown" outside a git checkout); ``dirty``: tracked files have changes."""
-    here = Path(__file__).resolve().parent
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=10,
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=10,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": "unknown", "dirty": False}
-    return {"commit": head, "dirty": bool(status.strip())}
-
-
 def settings_overrides() -> dict[str, str]:
     """The ``HINDSIGHT_*`` settings this run's environment sets (secrets left out): empty means defaults."""
     return {
         name: value
         for name, value in sorted(os.environ.items())
-        if name.startswith("HINDSIGHT_") and not any(word in name for word in _SECRET_WORDS)
+        if name.startswith("HINDSIGHT_") and not any(word in name for word in SECRET_WORDS)
     }
 
 

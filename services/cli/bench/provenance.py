@@ -1,0 +1,88 @@
+"""What makes a benchmark run reproducible: the code it ran and the settings its private mesh got.
+
+The private mesh starts from a clean environment (the basics a process needs, plus only the settings the
+benchmark passes), so a variable left in the caller's shell never changes what is measured; the JSON
+records the commit and those settings.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+BASIC_VARIABLES = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "SYSTEMROOT")
+"""What any process needs to run: passed through from the caller, nothing else is."""
+LLM_PREFIX = "LLM_"
+SETTING_PREFIXES = ("HINDSIGHT_", LLM_PREFIX)
+SECRET_WORDS = ("TOKEN", "KEY", "PASSWORD", "SECRET")
+HIDDEN = "(set)"
+
+
+def checkout() -> dict[str, Any]:
+    """``commit``: HEAD ("unknown" outside a git checkout); ``dirty``: tracked files have changes."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": "unknown", "dirty": False}
+    return {"commit": head, "dirty": bool(status.strip())}
+
+
+def commit_label(state: Mapping[str, Any]) -> str:
+    """HEAD, with "-dirty" when tracked files had changes (the run measured code no commit holds)."""
+    return str(state["commit"]) + ("-dirty" if state.get("dirty") else "")
+
+
+def parse_assignments(items: Iterable[str]) -> dict[str, str]:
+    """``KEY=VALUE`` items (the ``--env`` flag) as a mapping; a malformed one is a ValueError naming it."""
+    result: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not key.replace("_", "").isalnum():
+            raise ValueError(f"--env {item!r}: expected KEY=VALUE")
+        result[key] = value
+    return result
+
+
+def mesh_environment(
+    settings: Mapping[str, str],
+    with_llm: bool = False,
+    caller: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment of a private mesh: the caller's basics plus ``settings``, nothing inherited.
+
+    ``with_llm`` passes the caller's ``LLM_*`` variables through (an LLM only when asked for);
+    ``settings`` win over everything.
+    """
+    source = os.environ if caller is None else caller
+    env = {name: source[name] for name in BASIC_VARIABLES if name in source}
+    if with_llm:
+        env.update({name: value for name, value in source.items() if name.startswith(LLM_PREFIX)})
+    env.update(settings)
+    return env
+
+
+def recorded_settings(env: Mapping[str, str]) -> dict[str, str]:
+    """The ``HINDSIGHT_*`` and ``LLM_*`` settings of ``env``, secrets shown only as set."""
+    return {
+        name: HIDDEN if any(word in name for word in SECRET_WORDS) else value
+        for name, value in sorted(env.items())
+        if name.startswith(SETTING_PREFIXES)
+    }
