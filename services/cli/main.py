@@ -73,6 +73,10 @@ def _healthcheck(args: argparse.Namespace) -> int:
 
 def _mcp(args: argparse.Namespace) -> int:
     """MCP over stdio, in ``hindsight.cli.mcp_stdio``: stdout carries the protocol, logs go to stderr."""
+    if args.print_config:
+        from hindsight.cli.client_config import print_config
+
+        return print_config(args.print_config, args.home, args.transport)
     configure_logging("mcp", os.environ.get("HINDSIGHT_LOG_LEVEL", "WARNING"))
     module = importlib.import_module("hindsight.cli.mcp_stdio")
     result = module.main(args)
@@ -144,6 +148,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--home", type=Path, default=None, help="data directory (default: $HINDSIGHT_HOME or ~/.hindsight)"
     )
     mcp.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the mesh to be ready")
+    mcp.add_argument(
+        "--print-config",
+        metavar="CLIENT",
+        choices=["claude-desktop", "vscode", "cursor", "http", "inspector"],
+        default=None,
+        help="print the MCP configuration block for CLIENT (%(choices)s) and exit",
+    )
+    mcp.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="",
+        help="with --print-config: stdio or streamable HTTP, where the client takes both (vscode, cursor)",
+    )
     mcp.set_defaults(run=_mcp)
 
     reindex = commands.add_parser(
@@ -161,7 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     maintain_module.add_arguments(maintain)
 
-    from hindsight.cli import settings_doc  # cheap: settings modules import no gRPC
+    from hindsight.cli import doctor, down, export_import, settings_doc, status  # cheap: none imports gRPC
+
+    status.add_command(commands)
+    down.add_command(commands)
+    doctor.add_command(commands)
+    export_import.add_commands(commands)
 
     settings_doc.add_command(commands)
     if SUITES:

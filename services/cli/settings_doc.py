@@ -28,6 +28,9 @@ GROUPS: tuple[SettingsGroup, ...] = (
     SettingsGroup(
         "Store start-up", "hindsight.runtime.startup", "StoreWait", "every service that owns a store"
     ),
+    SettingsGroup(
+        "TLS between layers (optional)", "hindsight.runtime.tls", "TlsSettings", "all six services"
+    ),
     SettingsGroup("Inference", "hindsight.inference.settings", "InferenceSettings", "inference"),
     SettingsGroup("Working memory", "hindsight.working.settings", "WorkingSettings", "working"),
     SettingsGroup("Episodic memory", "hindsight.episodic.settings", "EpisodicSettings", "episodic"),

@@ -3,7 +3,8 @@
 Tool arguments are typed, so the SDK publishes strict JSON schemas with limits and descriptions;
 near-miss types (``"3"`` for 3, ``"a, b"`` for a list) are coerced and logged (:mod:`.coerce`).
 Errors the caller can fix come back as tool errors naming the field; the server never crashes on
-bad input. Over HTTP, a bearer token must grant the bank a call names.
+bad input. Every call's caller (the local user on stdio, the bearer token's owner over HTTP) must grant
+the bank it names.
 """
 
 from __future__ import annotations
@@ -27,9 +28,17 @@ from hindsight.contracts.reflect.v1 import reflect_pb2
 from hindsight.mcp_edge.coerce import AS_BOOL, AS_FLOAT, AS_INT, SPLIT_COMMAS
 from hindsight.mcp_edge.domain import ALL_LAYERS, LayerName, RecallQuery, RecallResult
 from hindsight.mcp_edge.engine import MemoryEngine
+from hindsight.mcp_edge.entity_output import (
+    EntityPageOutput,
+    ListEntitiesOutput,
+    entity_page_output,
+    list_entities_output,
+)
+from hindsight.mcp_edge.mcp_auth import HttpAuth, current_caller
+from hindsight.mcp_edge.mcp_resources import register_resources
 from hindsight.mcp_edge.servicer import DEFAULT_SESSION, MAX_LIST, MAX_TOP_K
-from hindsight.runtime.auth import Grants, bearer
-from hindsight.runtime.errors import HindsightError
+from hindsight.runtime.auth import OPEN_CALLER, Caller, Grants
+from hindsight.runtime.errors import HindsightError, Unauthenticated
 from hindsight.runtime.records import (
     DEFAULT_SOURCE,
     DEFAULT_TRUST,
@@ -42,6 +51,7 @@ from hindsight.runtime.records import (
     source_from_name,
     utcnow,
 )
+from hindsight.runtime.timeexpr import checked_time_zone
 from hindsight.runtime.validation import check_bank_id, check_tags, check_text
 
 log = logging.getLogger(__name__)
@@ -101,6 +111,10 @@ class MemoryOutput(BaseModel):
     source_turn_ids: list[str]
     tags: list[str]
     importance: float
+    supersedes: list[str] = Field(
+        default_factory=list, description="Ids of earlier statements this one corrected (kept as history)."
+    )
+    superseded_by: str = Field("", description="Id of the later statement that corrected this one.")
 
 
 class LayerReportOutput(BaseModel):
@@ -233,18 +247,30 @@ class CloseSessionOutput(BaseModel):
 
 
 class ToolContext:
-    """Resolves the bank of a tool call and checks that the caller may use it."""
+    """Resolves the bank of a tool call and checks that the call's caller may use it.
 
-    def __init__(self, grants: Grants, default_bank: str) -> None:
-        self.grants = grants
+    The caller is the one the transport fixes (stdio: the local user), else the owner of the HTTP request's
+    bearer token (the SDK's auth context). A call with neither is refused unless authentication is off.
+    """
+
+    def __init__(self, default_bank: str, *, local_caller: Caller | None = None, open: bool = False) -> None:
         self.default_bank = default_bank
+        self.local_caller = local_caller
+        self.open = open
 
-    def bank(self, requested: str | None, ctx: Context[Any, Any] | None) -> str:
-        """The bank to use, after checking the HTTP bearer token (stdio is the local user's own)."""
+    def caller(self) -> Caller:
+        """Who makes the current call; UNAUTHENTICATED when authentication is on and none is known."""
+        caller = self.local_caller or current_caller()
+        if caller is not None:
+            return caller
+        if self.open:
+            return OPEN_CALLER
+        raise Unauthenticated("the call carries no credential")
+
+    def bank(self, requested: str | None, ctx: Context[Any, Any] | None = None) -> str:
+        """The bank to use, after checking that the caller grants it."""
         bank_id = check_bank_id(requested or self.default_bank, "bank")
-        headers = ctx.headers if ctx is not None else None
-        if headers is not None:
-            self.grants.check(bearer(headers.get("authorization")), bank_id)
+        self.caller().require(bank_id)
         return bank_id
 
 
@@ -315,6 +341,8 @@ def recall_output(result: RecallResult) -> RecallOutput:
                 source_turn_ids=list(m.meta.source_turn_ids),
                 tags=list(m.meta.tags),
                 importance=m.meta.importance,
+                supersedes=list(m.supersedes),
+                superseded_by=m.superseded_by,
             )
             for m in result.memories
         ],
@@ -368,8 +396,20 @@ def _window(since: datetime | None, until: datetime | None) -> TimeRange:
     return TimeRange(as_utc(since), as_utc(until))
 
 
-def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) -> MCPServer:
-    """An MCP server whose tools run on ``engine``. The caller owns the engine's lifetime."""
+def build_mcp_server(
+    engine: MemoryEngine,
+    grants: Grants,
+    default_bank: str,
+    *,
+    http_auth: HttpAuth | None = None,
+    local_caller: Caller | None = None,
+) -> MCPServer:
+    """An MCP server whose tools run on ``engine``. The caller owns the engine's lifetime.
+
+    ``http_auth``: how MCP HTTP authenticates (the SDK then answers 401 and serves the resource metadata);
+    ``local_caller``: the caller of every call, for transports that carry no credential (stdio, in-process).
+    With neither, a call is served only when ``grants`` are open (authentication off).
+    """
     server: MCPServer = MCPServer(
         "hindsight",
         title="Hindsight memory",
@@ -379,10 +419,13 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
             "`retain` with what the user said and what you did; call `write_episode` when a task ends and "
             "`reflect` to learn from it."
         ),
+        token_verifier=http_auth.verifier if http_auth else None,
+        auth=http_auth.settings if http_auth else None,
     )
-    access = ToolContext(grants, default_bank)
+    access = ToolContext(default_bank, local_caller=local_caller, open=grants.open and http_auth is None)
+    register_resources(server, engine, access)
 
-    @server.tool(annotations=_hints("Retain memories", idempotent=True))
+    @server.tool(annotations=_hints("Retain memories"))  # a retain without ids stores new turns each time
     async def retain(
         ctx: Context[Any, Any],
         text: Annotated[
@@ -484,7 +527,16 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         ] = None,
         session_id: Annotated[str | None, Field(max_length=256, description="Prefer this session.")] = None,
         now: Annotated[
-            datetime | None, Field(description="'Now' for time words in the query; default the current time.")
+            datetime | None,
+            Field(description="'Now' for time words in the query and for recency; default the current time."),
+        ] = None,
+        time_zone: Annotated[
+            str | None,
+            Field(
+                max_length=64,
+                description="IANA time zone the query's time words are read in (e.g. 'Asia/Shanghai'); "
+                "default the server's.",
+            ),
         ] = None,
         bank: BankArg = None,
     ) -> RecallOutput:
@@ -505,6 +557,7 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
                     token_budget=token_budget,
                     order=order or "",
                     reference_time=as_utc(now),
+                    time_zone=checked_time_zone(time_zone or ""),
                 )
             )
         return recall_output(result)
@@ -536,6 +589,49 @@ def build_mcp_server(engine: MemoryEngine, grants: Grants, default_bank: str) ->
         return ListRecentOutput(
             turns=[_turn_output(t) for t in reply.turns], next_page_token=reply.next_page_token
         )
+
+    @server.tool(annotations=_hints("List entities", read_only=True, idempotent=True))
+    async def list_entities(
+        ctx: Context[Any, Any],
+        type: Annotated[
+            str, Field(max_length=100, description="Only this type: person, place, organisation, other.")
+        ] = "",
+        prefix: Annotated[
+            str, Field(max_length=200, description="Only names (or aliases) starting with this.")
+        ] = "",
+        limit: Annotated[
+            int, Field(strict=True, ge=1, le=MAX_LIST, description="How many entities."), AS_INT
+        ] = 50,
+        page_token: Annotated[str, Field(max_length=1000, description="From the previous page.")] = "",
+        bank: BankArg = None,
+    ) -> ListEntitiesOutput:
+        """The people, places and things the bank's memories are about, by name, with how often and when
+        they were mentioned and who or what comes up with them (read one with `entity_page`)."""
+        with _tool_errors():
+            reply = await engine.list_entities(
+                access.bank(bank, ctx), entity_type=type, prefix=prefix, limit=limit, page_token=page_token
+            )
+        return list_entities_output(reply)
+
+    @server.tool(annotations=_hints("Read an entity page", read_only=True, idempotent=True))
+    async def entity_page(
+        ctx: Context[Any, Any],
+        entity: Annotated[
+            str, Field(min_length=1, max_length=200, description="The entity's name or an alias.")
+        ],
+        mention_limit: Annotated[
+            int, Field(strict=True, ge=1, le=MAX_LIST, description="How many mentioning turns."), AS_INT
+        ] = 20,
+        page_token: Annotated[str, Field(max_length=1000, description="From the previous page.")] = "",
+        bank: BankArg = None,
+    ) -> EntityPageOutput:
+        """Everything known about one person, place or thing: its facts with their history (earlier values
+        kept), related entities, and the turns that mention it, newest first, each with its id to cite."""
+        with _tool_errors():
+            reply = await engine.entity_page(
+                access.bank(bank, ctx), entity, mention_limit=mention_limit, page_token=page_token
+            )
+        return entity_page_output(reply)
 
     @server.tool(annotations=_hints("Update a memory"))
     async def update(

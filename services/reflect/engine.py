@@ -275,6 +275,10 @@ class ReflectEngine:
             lists = [[hit for hit in hits if hit.lesson.meta.carries_tags(tags)] for hits in lists]
         return phrasings.merge(lists, key=lambda hit: hit.lesson.id)
 
+    async def import_lessons(self, bank_id: str, lessons: Sequence[Lesson]) -> int:
+        """Write lessons as they are (an import); ids already stored are left alone. Returns how many."""
+        return await self.store.insert(bank_id, lessons, self.clock())
+
     async def banks(self) -> list[str]:
         """Banks to maintain."""
         return await self.store.banks()

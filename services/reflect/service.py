@@ -25,13 +25,12 @@ from hindsight.reflect.llm_reflect import LLMReflector
 from hindsight.reflect.servicer import ReflectServicer
 from hindsight.reflect.settings import ReflectSettings
 from hindsight.reflect.store import open_lesson_store
-from hindsight.runtime.auth import Grants
 from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.errors import FailedPrecondition
 from hindsight.runtime.llm import LLMSettings, llm_from_settings
 from hindsight.runtime.main import run_service
 from hindsight.runtime.server import ServiceSpec
-from hindsight.runtime.settings import ServerSettings, load
+from hindsight.runtime.settings import load
 from hindsight.runtime.startup import TRANSIENT, open_with_retry
 
 SERVICE_NAME = "hindsight.reflect.v1.ReflectService"
@@ -124,10 +123,9 @@ async def open_service(
                 schedules.append(
                     asyncio.create_task(_every(settings.maintain_interval_seconds, "maintain", maintain_all))
                 )
-            grants = Grants.parse(load(ServerSettings).tokens)
 
             def register(server: grpc.aio.Server) -> None:
-                reflect_pb2_grpc.add_ReflectServiceServicer_to_server(ReflectServicer(engine, grants), server)
+                reflect_pb2_grpc.add_ReflectServiceServicer_to_server(ReflectServicer(engine), server)
 
             yield ServiceSpec(SERVICE_NAME, register, store.ready)
     finally:

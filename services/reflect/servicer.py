@@ -7,9 +7,9 @@ import grpc
 from hindsight.contracts.reflect.v1 import reflect_pb2, reflect_pb2_grpc
 from hindsight.reflect.domain import Lesson, Method
 from hindsight.reflect.engine import ReflectEngine
-from hindsight.runtime.auth import ALL_BANKS, Grants, bearer
 from hindsight.runtime.errors import InvalidArgument
-from hindsight.runtime.records import to_timestamp
+from hindsight.runtime.interceptors import caller_var
+from hindsight.runtime.records import RecordMeta, from_timestamp, to_timestamp
 from hindsight.runtime.rewrites import check_phrasings
 from hindsight.runtime.validation import check_limit, check_tags
 
@@ -51,15 +51,63 @@ def lesson_to_pb(lesson: Lesson) -> reflect_pb2.Lesson:
         merged_into=lesson.merged_into,
         archived_at=to_timestamp(lesson.archived_at),
         method=METHOD_TO_PB[lesson.method],
+        topic=lesson.topic,
+        action_key=lesson.action_key,
+        stance=lesson.stance,
+        created_at=to_timestamp(lesson.created_at),
+    )
+
+
+MAX_IMPORT_LESSONS = 1000
+METHOD_FROM_PB = {value: key for key, value in METHOD_TO_PB.items()}
+
+
+def lesson_from_pb(message: reflect_pb2.Lesson, field_name: str) -> Lesson:
+    """A lesson given whole (``ImportLessons``): its id, text, statistics and life cycle as they are."""
+    if not message.id.strip():
+        raise InvalidArgument(f"{field_name}.id", "must not be empty")
+    if not message.lesson.strip():
+        raise InvalidArgument(f"{field_name}.lesson", "must not be empty")
+    if not 0.0 <= message.confidence <= 1.0:
+        raise InvalidArgument(f"{field_name}.confidence", "must be between 0 and 1")
+    if not 0.0 <= message.weight <= 1.0:
+        raise InvalidArgument(f"{field_name}.weight", "must be between 0 and 1")
+    if message.stance not in (-1, 0, 1):
+        raise InvalidArgument(f"{field_name}.stance", "must be -1, 0 or 1")
+    if message.method not in METHOD_FROM_PB:
+        raise InvalidArgument(f"{field_name}.method", "must be RULES or LLM")
+    stamp = {
+        name: from_timestamp(getattr(message, name)) if message.HasField(name) else None
+        for name in ("last_hit_at", "archived_at", "created_at")
+    }
+    return Lesson(
+        id=message.id,
+        situation=message.situation,
+        action=message.action,
+        outcome=message.outcome,
+        lesson=message.lesson,
+        confidence=message.confidence,
+        source_episode_ids=tuple(message.source_episode_ids),
+        meta=RecordMeta.from_pb(message.meta, f"{field_name}.meta"),
+        hit_count=message.hit_count,
+        last_hit_at=stamp["last_hit_at"],
+        method=METHOD_FROM_PB[message.method],
+        topic=message.topic,
+        action_key=message.action_key,
+        stance=message.stance,
+        weight=message.weight,
+        archived_at=stamp["archived_at"],
+        superseded_by=message.superseded_by,
+        merged_into=message.merged_into,
+        created_at=stamp["created_at"],
     )
 
 
 class ReflectServicer(reflect_pb2_grpc.ReflectServiceServicer):
     """Thin: protobuf in, engine call, protobuf out."""
 
-    def __init__(self, engine: ReflectEngine, grants: Grants | None = None) -> None:
+    def __init__(self, engine: ReflectEngine) -> None:
         self.engine = engine
-        self.grants = grants or Grants()
 
     async def Reflect(
         self, request: reflect_pb2.ReflectRequest, context: grpc.aio.ServicerContext
@@ -96,15 +144,9 @@ class ReflectServicer(reflect_pb2_grpc.ReflectServiceServicer):
     async def ListBanks(
         self, request: reflect_pb2.ListBanksRequest, context: grpc.aio.ServicerContext
     ) -> reflect_pb2.ListBanksResponse:
-        """No bank in the request, so the token is checked here: a caller sees only the banks it holds."""
-        header = next(
-            (str(item.value) for item in context.invocation_metadata() or () if item.key == "authorization"),
-            None,
-        )
-        granted = self.grants.authenticate(bearer(header))
-        banks = await self.engine.banks()
-        visible = banks if ALL_BANKS in granted else [bank for bank in banks if bank in granted]
-        return reflect_pb2.ListBanksResponse(bank_ids=visible)
+        """Every bank with lessons. The request names no bank, so the interceptor admits only callers that
+        grant every bank (the mesh, maintenance, an operator)."""
+        return reflect_pb2.ListBanksResponse(bank_ids=await self.engine.banks())
 
     async def ListLessons(
         self, request: reflect_pb2.ListLessonsRequest, context: grpc.aio.ServicerContext
@@ -139,3 +181,16 @@ class ReflectServicer(reflect_pb2_grpc.ReflectServiceServicer):
             request.bank_id, list(request.source_ids), request.session_id, request.whole_bank
         )
         return reflect_pb2.PurgeLessonsResponse(deleted_count=deleted)
+
+    async def ImportLessons(
+        self, request: reflect_pb2.ImportLessonsRequest, context: grpc.aio.ServicerContext
+    ) -> reflect_pb2.ImportLessonsResponse:
+        """Lessons with their statistics, as exported: for an operator restoring a bank, not for agents."""
+        caller_var.get().require_all_banks("ImportLessons")
+        if len(request.lessons) > MAX_IMPORT_LESSONS:
+            raise InvalidArgument("lessons", f"must hold at most {MAX_IMPORT_LESSONS} lessons")
+        lessons = [lesson_from_pb(lesson, f"lessons[{i}]") for i, lesson in enumerate(request.lessons)]
+        written = await self.engine.import_lessons(request.bank_id, lessons)
+        return reflect_pb2.ImportLessonsResponse(
+            imported_count=written, duplicate_count=len({lesson.id for lesson in lessons}) - written
+        )

@@ -53,6 +53,10 @@ class LessonStore(Protocol):
         """Insert or merge lessons and supersede the ones they contradict, in one transaction."""
         ...
 
+    async def insert(self, bank_id: str, lessons: Sequence[Lesson], now: datetime) -> int:
+        """Insert lessons whole (statistics and life cycle included); stored ids are left unchanged."""
+        ...
+
     async def current(self, bank_id: str, after_id: str, limit: int) -> list[Lesson]:
         """Lessons not archived, by id, after ``after_id``: maintenance walks them in batches."""
         ...
@@ -365,6 +369,66 @@ class PostgresLessonStore:
                 )
                 rows = await cur.fetchall()
         return Upserted([_lesson(row) for row in rows], superseded)
+
+    async def insert(self, bank_id: str, lessons: Sequence[Lesson], now: datetime) -> int:
+        """Insert lessons whole (statistics and life cycle included); stored ids are left unchanged."""
+        unique = list({lesson.id: lesson for lesson in lessons}.values())
+        if not unique:
+            return 0
+        insert = sql.SQL(
+            """
+            INSERT INTO {table} (bank_id, id, situation, action, outcome, lesson, confidence,
+                source_episode_ids, source_turn_ids, tags, source, trust, importance, happened_at,
+                schema_version, search_terms, method, topic, action_key, stance, hit_count, last_hit_at,
+                weight, archived_at, superseded_by, merged_into, created_at, updated_at)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s, %s, %s,
+                %s, %s, %s, %s, %s, %s, %s, %s)
+            ON CONFLICT (bank_id, id) DO NOTHING
+            RETURNING id
+            """
+        ).format(table=sql.Identifier(self._schema, "lessons"))
+        params = [
+            (
+                bank_id,
+                lesson.id,
+                lesson.situation,
+                lesson.action,
+                lesson.outcome,
+                lesson.lesson,
+                lesson.confidence,
+                list(lesson.source_episode_ids),
+                list(lesson.meta.source_turn_ids),
+                list(lesson.meta.tags),
+                lesson.meta.source.value,
+                int(lesson.meta.trust),
+                lesson.meta.importance,
+                lesson.meta.time,
+                lesson.meta.schema_version,
+                tsvector_literal((lesson.situation, lesson.action, lesson.outcome, lesson.lesson)),
+                lesson.method.value,
+                lesson.topic,
+                lesson.action_key,
+                lesson.stance,
+                lesson.hit_count,
+                lesson.last_hit_at,
+                lesson.weight,
+                lesson.archived_at,
+                lesson.superseded_by or None,
+                lesson.merged_into or None,
+                lesson.created_at or now,
+                now,
+            )
+            for lesson in unique
+        ]
+        written = 0
+        async with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            await cur.executemany(insert, params, returning=True)
+            while True:
+                written += len(await cur.fetchall())
+                if not cur.nextset():
+                    break
+            await cur.execute(self._note_bank, (bank_id,))
+        return written
 
     async def current(self, bank_id: str, after_id: str, limit: int) -> list[Lesson]:
         """Keyset by id, so a maintenance run can resume after any batch."""

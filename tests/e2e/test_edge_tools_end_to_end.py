@@ -1,4 +1,5 @@
-"""Every MCP tool through the official MCP client against `hindsight up`, over streamable HTTP and stdio."""
+"""Every MCP tool, resource and prompt through the official MCP client against `hindsight up`, over streamable
+HTTP and stdio."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 
 from hindsight.runtime.embedded import free_port
-from tests.e2e.test_up_end_to_end import HINDSIGHT, _environment, _start, _stop, home
+from tests.e2e.test_up_end_to_end import HINDSIGHT, _environment, _start, _stop, agent_client, home
 
 __all__ = ["home"]  # the fixture, shared with the other end-to-end test
 
@@ -25,7 +26,7 @@ async def _exercise_every_tool(client: Client, bank: str) -> None:
     names = {tool.name for tool in (await client.list_tools()).tools}
     assert names == {
         "retain", "recall", "reflect", "list_recent", "update", "forget", "purge", "compress",
-        "write_episode", "close_session",
+        "write_episode", "close_session", "list_entities", "entity_page",
     }  # fmt: skip
     at = {"bank": bank, "session_id": "work"}
     one = await _call(client, "retain", {"text": "The VPN config lives in /etc/wireguard/wg0.conf.", **at})
@@ -81,6 +82,7 @@ async def _exercise_every_tool(client: Client, bank: str) -> None:
     lesson = await _call(client, "recall", {"query": "restart the cache cluster nodes", "bank": bank})
     assert lesson["memories"][0]["kind"] == "lesson"
     assert lesson["context"].startswith("## Lessons from past work")
+    await _read_resources_and_prompt(client, bank)
 
     compressed = await _call(client, "compress", {"session_id": "work", "bank": bank})
     assert compressed["tokens_after"] <= compressed["tokens_before"]
@@ -92,10 +94,27 @@ async def _exercise_every_tool(client: Client, bank: str) -> None:
     assert not [m for m in gone["memories"] if "VPN" in m["text"] or "rotated key" in m["text"]]
 
 
+async def _read_resources_and_prompt(client: Client, bank: str) -> None:
+    """The bank's resources and the ``recall_context`` prompt, read after the tools filled the bank."""
+    templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+    assert templates == {f"hindsight://banks/{{bank}}/{view}" for view in ("recent", "lessons", "entities")}
+    texts = {}
+    for view in ("recent", "lessons", "entities"):
+        read = await client.read_resource(f"hindsight://banks/{bank}/{view}")
+        texts[view] = str(getattr(read.contents[0], "text", ""))
+    assert f"id `{bank}-t9`" in texts["recent"] and "VPN config moved" in texts["recent"]
+    assert "confidence " in texts["lessons"] and "rolling restart of the cache cluster" in texts["lessons"]
+    assert '"entities"' in texts["entities"]
+    assert {p.name for p in (await client.list_prompts()).prompts} == {"recall_context"}
+    prompt = await client.get_prompt("recall_context", {"query": "where is the VPN config?", "bank": bank})
+    context, asked = (str(getattr(m.content, "text", "")) for m in prompt.messages)
+    assert "/opt/vpn/wg0.conf" in context and asked == "where is the VPN config?"
+
+
 async def test_every_tool_runs_over_http_and_stdio_against_up(home: Path) -> None:
     mesh = await _start(home, free_port())
     try:
-        async with Client(mesh.mcp_url) as client:
+        async with agent_client(mesh, home) as client:
             await _exercise_every_tool(client, "e2e-http")
         stdio = StdioServerParameters(command=HINDSIGHT, args=["mcp"], env=_environment(home))
         async with Client(stdio) as client:

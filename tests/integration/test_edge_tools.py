@@ -33,7 +33,7 @@ async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
 @pytest.fixture
 def server(engine: MemoryEngine, unique_name: str) -> MCPServer:
     """The tools over the shared engine, on a bank of the test's own."""
-    return build_mcp_server(engine, Grants(), default_bank=unique_name)
+    return build_mcp_server(engine, Grants.off(), default_bank=unique_name)
 
 
 async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -54,13 +54,13 @@ async def test_every_tool_is_published_with_limits_and_the_right_annotations(ser
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == {
             "retain", "recall", "reflect", "list_recent", "update", "forget", "purge", "compress",
-            "write_episode", "close_session",
+            "write_episode", "close_session", "list_entities", "entity_page",
         }  # fmt: skip
         hints = {name: tool.annotations for name, tool in tools.items()}
         assert all(h is not None and h.open_world_hint is False for h in hints.values())
         assert hints["recall"].read_only_hint and hints["list_recent"].read_only_hint  # type: ignore[union-attr]
         assert hints["purge"].destructive_hint and hints["forget"].destructive_hint  # type: ignore[union-attr]
-        assert not hints["retain"].destructive_hint and hints["retain"].idempotent_hint  # type: ignore[union-attr]
+        assert not hints["retain"].destructive_hint and not hints["retain"].idempotent_hint  # type: ignore[union-attr]
         recall = tools["recall"].input_schema["properties"]
         assert recall["top_k"]["type"] == "integer" and recall["top_k"]["maximum"] == 100
         assert recall["min_score"]["maximum"] == 1
@@ -275,7 +275,7 @@ async def test_the_debug_listing_needs_the_admin_token(mesh_layers: LayerAddress
         channel_to(server) as channel,
     ):
         stub = memory_pb2_grpc.MemoryServiceStub(channel)
-        async with Client(build_mcp_server(engine, Grants(), default_bank=unique_name)) as client:
+        async with Client(build_mcp_server(engine, Grants.off(), default_bank=unique_name)) as client:
             await _call(client, "retain", {"text": "a note only an admin may list"})
         request = memory_pb2.DebugListRequest(bank_id=unique_name)
         for metadata in ((), (("x-hindsight-admin-token", "wrong"),)):

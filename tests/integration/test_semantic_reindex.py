@@ -99,7 +99,7 @@ async def test_a_model_change_is_refused_at_start_until_reindex_and_then_recall_
 
     stderr = io.StringIO()
     assert await run_reindex(_args(), stderr) == 0
-    assert "reindex [" in stderr.getvalue() and "4/4 points" in stderr.getvalue()
+    assert "reindex: 100%" in stderr.getvalue() and "4/4 [" in stderr.getvalue()  # tqdm's bar
     second = await _active(path)
     assert second and second != first and MINILM_MODEL in second
 

@@ -10,19 +10,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
-
-import grpc
 
 from hindsight.cli.bench.datasets import Message
 from hindsight.cli.bench.metrics import dedupe
-from hindsight.contracts.common.v1 import common_pb2
-from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
-from hindsight.runtime.records import to_timestamp
+from hindsight.client import AsyncMemoryClient, RecordMeta, Role, Source, Turn
 
 RETAIN_TIMEOUT = 300.0
 RECALL_TIMEOUT = 30.0
-_MAX_MESSAGE = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -42,8 +38,10 @@ class Transport(Protocol):
         """Store messages as turns (id, speaker, time and session from the message)."""
         ...
 
-    async def recall(self, bank_id: str, query: str, top_k: int, layers: Sequence[str] = ()) -> Recalled:
-        """Source message ids of the recalled memories (asking only ``layers``, if given)."""
+    async def recall(
+        self, bank_id: str, query: str, top_k: int, layers: Sequence[str] = (), now: datetime | None = None
+    ) -> Recalled:
+        """Source message ids of the recalled memories (asking only ``layers``, if given) as of ``now``."""
         ...
 
 
@@ -52,43 +50,37 @@ def source_ids(memory_id: str, cited: Sequence[str]) -> list[str]:
     return list(cited) or [memory_id]
 
 
-def _turn(message: Message) -> common_pb2.Turn:
-    meta = common_pb2.RecordMeta(source=common_pb2.SOURCE_USER)
-    if message.time is not None:
-        meta.time.CopyFrom(to_timestamp(message.time))
-    return common_pb2.Turn(
+def _turn(message: Message) -> Turn:
+    return Turn(
         id=message.id,
         session_id=message.session or "default",
-        role=common_pb2.ROLE_USER,
+        role=Role.USER,
         speaker=message.speaker,
         text=message.text,
-        meta=meta,
+        meta=RecordMeta(source=Source.USER, time=message.time),
     )
 
 
 class GrpcTransport:
-    """The gRPC ``MemoryService`` of the edge."""
+    """The gRPC ``MemoryService`` of the edge, through the client library."""
 
-    def __init__(self, channel: grpc.aio.Channel) -> None:
-        self._stub = memory_pb2_grpc.MemoryServiceStub(channel)
+    def __init__(self, client: AsyncMemoryClient) -> None:
+        self._client = client
 
     async def retain(self, bank_id: str, messages: Sequence[Message]) -> None:
-        request = memory_pb2.RetainRequest(bank_id=bank_id, turns=[_turn(m) for m in messages])
-        reply = await self._stub.Retain(request, timeout=RETAIN_TIMEOUT)
-        if not reply.indexed:
+        stored = await self._client.retain(bank_id, [_turn(m) for m in messages], timeout=RETAIN_TIMEOUT)
+        if not stored.indexed:
             raise RuntimeError(f"bank {bank_id}: the edge stored turns without indexing them")
 
-    async def recall(self, bank_id: str, query: str, top_k: int, layers: Sequence[str] = ()) -> Recalled:
-        request = memory_pb2.RecallRequest(
-            bank_id=bank_id,
-            query=query,
-            top_k=top_k,
-            layers=[memory_pb2.Layer.Value(f"LAYER_{name.upper()}") for name in layers],
+    async def recall(
+        self, bank_id: str, query: str, top_k: int, layers: Sequence[str] = (), now: datetime | None = None
+    ) -> Recalled:
+        reply = await self._client.recall(
+            bank_id, query, top_k=top_k, layers=layers, reference_time=now, timeout=RECALL_TIMEOUT
         )
-        reply = await self._stub.Recall(request, timeout=RECALL_TIMEOUT)
         ids = dedupe(rid for m in reply.memories for rid in source_ids(m.id, m.meta.source_turn_ids))
         layer_ms = {
-            memory_pb2.Layer.Name(report.layer).removeprefix("LAYER_").lower(): report.elapsed_ms
+            report.layer.value if report.layer else "unspecified": report.elapsed_ms
             for report in reply.layer_reports
         }
         return Recalled(ids, reply.partial, layer_ms)
@@ -132,10 +124,14 @@ class McpTransport:
             if not stored.get("indexed"):
                 raise RuntimeError(f"bank {bank_id}: the edge stored turns without indexing them")
 
-    async def recall(self, bank_id: str, query: str, top_k: int, layers: Sequence[str] = ()) -> Recalled:
+    async def recall(
+        self, bank_id: str, query: str, top_k: int, layers: Sequence[str] = (), now: datetime | None = None
+    ) -> Recalled:
         arguments: dict[str, Any] = {"bank": bank_id, "query": query, "top_k": top_k}
         if layers:
             arguments["layers"] = list(layers)
+        if now is not None:
+            arguments["now"] = now.isoformat()
         reply = await self._call("recall", arguments)
         cited = [(m["id"], m.get("source_turn_ids", [])) for m in reply.get("memories", [])]
         ids = dedupe(rid for memory_id, turn_ids in cited for rid in source_ids(memory_id, turn_ids))
@@ -144,22 +140,27 @@ class McpTransport:
 
 
 @contextlib.asynccontextmanager
-async def open_transport(kind: str, grpc_address: str, mcp_url: str) -> AsyncIterator[Transport]:
-    """A connected transport of ``kind`` ("grpc" or "mcp")."""
+async def open_transport(
+    kind: str, grpc_address: str, mcp_url: str, token: str = ""
+) -> AsyncIterator[Transport]:
+    """A connected transport of ``kind`` ("grpc" or "mcp") that presents ``token`` on every call."""
     if kind == "grpc":
-        options = [
-            ("grpc.max_send_message_length", _MAX_MESSAGE),
-            ("grpc.max_receive_message_length", _MAX_MESSAGE),
-        ]
-        async with grpc.aio.insecure_channel(grpc_address, options=options) as channel:
-            yield GrpcTransport(channel)
+        async with AsyncMemoryClient(grpc_address, token=token, timeout=RECALL_TIMEOUT) as client:
+            yield GrpcTransport(client)
         return
     if kind == "mcp":
         if not mcp_url:
             raise ValueError("the MCP transport needs the mesh's MCP URL")
+        import httpx2
         from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
 
-        async with Client(mcp_url) as client:
+        headers = {"authorization": f"Bearer {token}"} if token else {}
+        timeout = httpx2.Timeout(30.0, read=300.0)  # a response stream may stay open a while
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+            Client(streamable_http_client(mcp_url, http_client=http)) as client,
+        ):
             yield McpTransport(client)
         return
     raise ValueError(f"unknown transport {kind!r}")

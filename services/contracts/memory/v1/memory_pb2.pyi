@@ -4,6 +4,7 @@ from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from hindsight.contracts.common.v1 import common_pb2 as _common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2 as _episodic_pb2
 from hindsight.contracts.reflect.v1 import reflect_pb2 as _reflect_pb2
+from hindsight.contracts.semantic.v1 import semantic_pb2 as _semantic_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -60,7 +61,7 @@ class RetainResponse(_message.Message):
     def __init__(self, turn_ids: _Optional[_Iterable[str]] = ..., duplicate_count: _Optional[int] = ..., indexed: _Optional[bool] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
-    __slots__ = ("bank_id", "query", "top_k", "layers", "time_range", "session_id", "min_score", "tags", "token_budget", "order", "reference_time")
+    __slots__ = ("bank_id", "query", "top_k", "layers", "time_range", "session_id", "min_score", "tags", "token_budget", "order", "reference_time", "time_zone")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
@@ -72,6 +73,7 @@ class RecallRequest(_message.Message):
     TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
     ORDER_FIELD_NUMBER: _ClassVar[int]
     REFERENCE_TIME_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     query: str
     top_k: int
@@ -83,10 +85,11 @@ class RecallRequest(_message.Message):
     token_budget: int
     order: ContextOrder
     reference_time: _timestamp_pb2.Timestamp
-    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., top_k: _Optional[int] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., session_id: _Optional[str] = ..., min_score: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ..., token_budget: _Optional[int] = ..., order: _Optional[_Union[ContextOrder, str]] = ..., reference_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    time_zone: str
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., top_k: _Optional[int] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., session_id: _Optional[str] = ..., min_score: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ..., token_budget: _Optional[int] = ..., order: _Optional[_Union[ContextOrder, str]] = ..., reference_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_zone: _Optional[str] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("id", "layer", "text", "speaker", "score", "meta", "layers", "kind")
+    __slots__ = ("id", "layer", "text", "speaker", "score", "meta", "layers", "kind", "supersedes", "superseded_by")
     ID_FIELD_NUMBER: _ClassVar[int]
     LAYER_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -95,6 +98,8 @@ class Memory(_message.Message):
     META_FIELD_NUMBER: _ClassVar[int]
     LAYERS_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_BY_FIELD_NUMBER: _ClassVar[int]
     id: str
     layer: Layer
     text: str
@@ -103,7 +108,9 @@ class Memory(_message.Message):
     meta: _common_pb2.RecordMeta
     layers: _containers.RepeatedScalarFieldContainer[Layer]
     kind: str
-    def __init__(self, id: _Optional[str] = ..., layer: _Optional[_Union[Layer, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., score: _Optional[float] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., kind: _Optional[str] = ...) -> None: ...
+    supersedes: _containers.RepeatedScalarFieldContainer[str]
+    superseded_by: str
+    def __init__(self, id: _Optional[str] = ..., layer: _Optional[_Union[Layer, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., score: _Optional[float] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., kind: _Optional[str] = ..., supersedes: _Optional[_Iterable[str]] = ..., superseded_by: _Optional[str] = ...) -> None: ...
 
 class LayerReport(_message.Message):
     __slots__ = ("layer", "ok", "error", "elapsed_ms", "candidate_count")
@@ -348,3 +355,49 @@ class DebugListResponse(_message.Message):
     episodes: _containers.RepeatedCompositeFieldContainer[_episodic_pb2.Episode]
     next_page_token: str
     def __init__(self, turns: _Optional[_Iterable[_Union[_common_pb2.Turn, _Mapping]]] = ..., episodes: _Optional[_Iterable[_Union[_episodic_pb2.Episode, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ListEntitiesRequest(_message.Message):
+    __slots__ = ("bank_id", "type", "prefix", "limit", "page_token")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    type: str
+    prefix: str
+    limit: int
+    page_token: str
+    def __init__(self, bank_id: _Optional[str] = ..., type: _Optional[str] = ..., prefix: _Optional[str] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListEntitiesResponse(_message.Message):
+    __slots__ = ("entities", "next_page_token")
+    ENTITIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entities: _containers.RepeatedCompositeFieldContainer[_semantic_pb2.Entity]
+    next_page_token: str
+    def __init__(self, entities: _Optional[_Iterable[_Union[_semantic_pb2.Entity, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetEntityPageRequest(_message.Message):
+    __slots__ = ("bank_id", "entity", "mention_limit", "page_token")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    ENTITY_FIELD_NUMBER: _ClassVar[int]
+    MENTION_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    entity: str
+    mention_limit: int
+    page_token: str
+    def __init__(self, bank_id: _Optional[str] = ..., entity: _Optional[str] = ..., mention_limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class GetEntityPageResponse(_message.Message):
+    __slots__ = ("entity", "facts", "mentions", "next_page_token")
+    ENTITY_FIELD_NUMBER: _ClassVar[int]
+    FACTS_FIELD_NUMBER: _ClassVar[int]
+    MENTIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entity: _semantic_pb2.Entity
+    facts: _containers.RepeatedCompositeFieldContainer[_semantic_pb2.SemanticRecord]
+    mentions: _containers.RepeatedCompositeFieldContainer[_semantic_pb2.SemanticRecord]
+    next_page_token: str
+    def __init__(self, entity: _Optional[_Union[_semantic_pb2.Entity, _Mapping]] = ..., facts: _Optional[_Iterable[_Union[_semantic_pb2.SemanticRecord, _Mapping]]] = ..., mentions: _Optional[_Iterable[_Union[_semantic_pb2.SemanticRecord, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

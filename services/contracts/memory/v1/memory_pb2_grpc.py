@@ -90,6 +90,16 @@ class MemoryServiceStub:
                 request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.DebugListRequest.SerializeToString,
                 response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.DebugListResponse.FromString,
                 _registered_method=True)
+        self.ListEntities = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/ListEntities',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListEntitiesRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListEntitiesResponse.FromString,
+                _registered_method=True)
+        self.GetEntityPage = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/GetEntityPage',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.GetEntityPageRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.GetEntityPageResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -175,6 +185,20 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListEntities(self, request, context):
+        """The people, places and things the bank's memories are about (its entity pages), by name.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetEntityPage(self, request, context):
+        """One entity's page: what is known about it (facts with their history) and the turns that mention it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -232,6 +256,16 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.DebugList,
                     request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.DebugListRequest.FromString,
                     response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.DebugListResponse.SerializeToString,
+            ),
+            'ListEntities': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEntities,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListEntitiesRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListEntitiesResponse.SerializeToString,
+            ),
+            'GetEntityPage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEntityPage,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.GetEntityPageRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.GetEntityPageResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -532,6 +566,60 @@ class MemoryService:
             '/hindsight.memory.v1.MemoryService/DebugList',
             hindsight_dot_memory_dot_v1_dot_memory__pb2.DebugListRequest.SerializeToString,
             hindsight_dot_memory_dot_v1_dot_memory__pb2.DebugListResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEntities(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/ListEntities',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ListEntitiesRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ListEntitiesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEntityPage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/GetEntityPage',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.GetEntityPageRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.GetEntityPageResponse.FromString,
             options,
             channel_credentials,
             insecure,

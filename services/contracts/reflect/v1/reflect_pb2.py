@@ -26,45 +26,49 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from hindsight.contracts.common.v1 import common_pb2 as hindsight_dot_common_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"hindsight/reflect/v1/reflect.proto\x12\x14hindsight.reflect.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a hindsight/common/v1/common.proto\"\xa0\x03\n\x06Lesson\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tsituation\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x0f\n\x07outcome\x18\x04 \x01(\t\x12\x0e\n\x06lesson\x18\x05 \x01(\t\x12\x12\n\nconfidence\x18\x06 \x01(\x02\x12\x1a\n\x12source_episode_ids\x18\x07 \x03(\t\x12-\n\x04meta\x18\x08 \x01(\x0b\x32\x1f.hindsight.common.v1.RecordMeta\x12\x11\n\thit_count\x18\t \x01(\r\x12/\n\x0blast_hit_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06weight\x18\x0b \x01(\x01\x12\x15\n\rsuperseded_by\x18\x0c \x01(\t\x12\x13\n\x0bmerged_into\x18\r \x01(\t\x12/\n\x0b\x61rchived_at\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x36\n\x06method\x18\x0f \x01(\x0e\x32&.hindsight.reflect.v1.ReflectionMethod\"l\n\x0eReflectRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x35\n\x07trigger\x18\x03 \x01(\x0e\x32$.hindsight.reflect.v1.ReflectTrigger\"\xa7\x01\n\x0fReflectResponse\x12-\n\x07lessons\x18\x01 \x03(\x0b\x32\x1c.hindsight.reflect.v1.Lesson\x12\x15\n\repisodes_read\x18\x02 \x01(\r\x12\x36\n\x06method\x18\x03 \x01(\x0e\x32&.hindsight.reflect.v1.ReflectionMethod\x12\x16\n\x0esuperseded_ids\x18\x04 \x03(\t\"\"\n\x0fMaintainRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\"\xc6\x01\n\x10MaintainResponse\x12\x13\n\x0b\x64\x65\x63\x61yed_ids\x18\x01 \x03(\t\x12\x14\n\x0c\x61rchived_ids\x18\x02 \x03(\t\x12\x12\n\nmerged_ids\x18\x03 \x03(\t\x12\x1d\n\x15reflected_session_ids\x18\x04 \x03(\t\x12\x17\n\x0flessons_checked\x18\x05 \x01(\r\x12\x0f\n\x07skipped\x18\x06 \x03(\t\x12\x12\n\ncold_count\x18\x07 \x01(\r\x12\x16\n\x0eopen_conflicts\x18\x08 \x03(\t\"\x12\n\x10ListBanksRequest\"%\n\x11ListBanksResponse\x12\x10\n\x08\x62\x61nk_ids\x18\x01 \x03(\t\"L\n\x12ListLessonsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"]\n\x13ListLessonsResponse\x12-\n\x07lessons\x18\x01 \x03(\x0b\x32\x1c.hindsight.reflect.v1.Lesson\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x95\x01\n\x14SearchLessonsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\r\x12\x10\n\x08rewrites\x18\x04 \x03(\t\x12\x1b\n\x0erewrite_weight\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12\x0c\n\x04tags\x18\x06 \x03(\tB\x11\n\x0f_rewrite_weight\"K\n\x0cScoredLesson\x12,\n\x06lesson\x18\x01 \x01(\x0b\x32\x1c.hindsight.reflect.v1.Lesson\x12\r\n\x05score\x18\x02 \x01(\x01\"I\n\x15SearchLessonsResponse\x12\x30\n\x04hits\x18\x01 \x03(\x0b\x32\".hindsight.reflect.v1.ScoredLesson\"b\n\x13PurgeLessonsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsource_ids\x18\x02 \x03(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x12\n\nwhole_bank\x18\x04 \x01(\x08\"-\n\x14PurgeLessonsResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\r*m\n\x10ReflectionMethod\x12!\n\x1dREFLECTION_METHOD_UNSPECIFIED\x10\x00\x12\x1b\n\x17REFLECTION_METHOD_RULES\x10\x01\x12\x19\n\x15REFLECTION_METHOD_LLM\x10\x02*\xac\x01\n\x0eReflectTrigger\x12\x1f\n\x1bREFLECT_TRIGGER_UNSPECIFIED\x10\x00\x12\x1c\n\x18REFLECT_TRIGGER_EXPLICIT\x10\x01\x12\"\n\x1eREFLECT_TRIGGER_SESSION_CLOSED\x10\x02\x12\x18\n\x14REFLECT_TRIGGER_IDLE\x10\x03\x12\x1d\n\x19REFLECT_TRIGGER_IMPORTANT\x10\x04\x32\xd6\x04\n\x0eReflectService\x12V\n\x07Reflect\x12$.hindsight.reflect.v1.ReflectRequest\x1a%.hindsight.reflect.v1.ReflectResponse\x12\x62\n\x0bListLessons\x12(.hindsight.reflect.v1.ListLessonsRequest\x1a).hindsight.reflect.v1.ListLessonsResponse\x12h\n\rSearchLessons\x12*.hindsight.reflect.v1.SearchLessonsRequest\x1a+.hindsight.reflect.v1.SearchLessonsResponse\x12Y\n\x08Maintain\x12%.hindsight.reflect.v1.MaintainRequest\x1a&.hindsight.reflect.v1.MaintainResponse\x12\\\n\tListBanks\x12&.hindsight.reflect.v1.ListBanksRequest\x1a\'.hindsight.reflect.v1.ListBanksResponse\x12\x65\n\x0cPurgeLessons\x12).hindsight.reflect.v1.PurgeLessonsRequest\x1a*.hindsight.reflect.v1.PurgeLessonsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"hindsight/reflect/v1/reflect.proto\x12\x14hindsight.reflect.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a hindsight/common/v1/common.proto\"\x83\x04\n\x06Lesson\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tsituation\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x0f\n\x07outcome\x18\x04 \x01(\t\x12\x0e\n\x06lesson\x18\x05 \x01(\t\x12\x12\n\nconfidence\x18\x06 \x01(\x02\x12\x1a\n\x12source_episode_ids\x18\x07 \x03(\t\x12-\n\x04meta\x18\x08 \x01(\x0b\x32\x1f.hindsight.common.v1.RecordMeta\x12\x11\n\thit_count\x18\t \x01(\r\x12/\n\x0blast_hit_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06weight\x18\x0b \x01(\x01\x12\x15\n\rsuperseded_by\x18\x0c \x01(\t\x12\x13\n\x0bmerged_into\x18\r \x01(\t\x12/\n\x0b\x61rchived_at\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x36\n\x06method\x18\x0f \x01(\x0e\x32&.hindsight.reflect.v1.ReflectionMethod\x12\r\n\x05topic\x18\x10 \x01(\t\x12\x12\n\naction_key\x18\x11 \x01(\t\x12\x0e\n\x06stance\x18\x12 \x01(\x11\x12.\n\ncreated_at\x18\x13 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"l\n\x0eReflectRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x35\n\x07trigger\x18\x03 \x01(\x0e\x32$.hindsight.reflect.v1.ReflectTrigger\"\xa7\x01\n\x0fReflectResponse\x12-\n\x07lessons\x18\x01 \x03(\x0b\x32\x1c.hindsight.reflect.v1.Lesson\x12\x15\n\repisodes_read\x18\x02 \x01(\r\x12\x36\n\x06method\x18\x03 \x01(\x0e\x32&.hindsight.reflect.v1.ReflectionMethod\x12\x16\n\x0esuperseded_ids\x18\x04 \x03(\t\"\"\n\x0fMaintainRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\"\xc6\x01\n\x10MaintainResponse\x12\x13\n\x0b\x64\x65\x63\x61yed_ids\x18\x01 \x03(\t\x12\x14\n\x0c\x61rchived_ids\x18\x02 \x03(\t\x12\x12\n\nmerged_ids\x18\x03 \x03(\t\x12\x1d\n\x15reflected_session_ids\x18\x04 \x03(\t\x12\x17\n\x0flessons_checked\x18\x05 \x01(\r\x12\x0f\n\x07skipped\x18\x06 \x03(\t\x12\x12\n\ncold_count\x18\x07 \x01(\r\x12\x16\n\x0eopen_conflicts\x18\x08 \x03(\t\"\x12\n\x10ListBanksRequest\"%\n\x11ListBanksResponse\x12\x10\n\x08\x62\x61nk_ids\x18\x01 \x03(\t\"L\n\x12ListLessonsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"]\n\x13ListLessonsResponse\x12-\n\x07lessons\x18\x01 \x03(\x0b\x32\x1c.hindsight.reflect.v1.Lesson\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x95\x01\n\x14SearchLessonsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\r\x12\x10\n\x08rewrites\x18\x04 \x03(\t\x12\x1b\n\x0erewrite_weight\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12\x0c\n\x04tags\x18\x06 \x03(\tB\x11\n\x0f_rewrite_weight\"K\n\x0cScoredLesson\x12,\n\x06lesson\x18\x01 \x01(\x0b\x32\x1c.hindsight.reflect.v1.Lesson\x12\r\n\x05score\x18\x02 \x01(\x01\"I\n\x15SearchLessonsResponse\x12\x30\n\x04hits\x18\x01 \x03(\x0b\x32\".hindsight.reflect.v1.ScoredLesson\"b\n\x13PurgeLessonsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsource_ids\x18\x02 \x03(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x12\n\nwhole_bank\x18\x04 \x01(\x08\"-\n\x14PurgeLessonsResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\r\"V\n\x14ImportLessonsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12-\n\x07lessons\x18\x02 \x03(\x0b\x32\x1c.hindsight.reflect.v1.Lesson\"H\n\x15ImportLessonsResponse\x12\x16\n\x0eimported_count\x18\x01 \x01(\r\x12\x17\n\x0f\x64uplicate_count\x18\x02 \x01(\r*m\n\x10ReflectionMethod\x12!\n\x1dREFLECTION_METHOD_UNSPECIFIED\x10\x00\x12\x1b\n\x17REFLECTION_METHOD_RULES\x10\x01\x12\x19\n\x15REFLECTION_METHOD_LLM\x10\x02*\xac\x01\n\x0eReflectTrigger\x12\x1f\n\x1bREFLECT_TRIGGER_UNSPECIFIED\x10\x00\x12\x1c\n\x18REFLECT_TRIGGER_EXPLICIT\x10\x01\x12\"\n\x1eREFLECT_TRIGGER_SESSION_CLOSED\x10\x02\x12\x18\n\x14REFLECT_TRIGGER_IDLE\x10\x03\x12\x1d\n\x19REFLECT_TRIGGER_IMPORTANT\x10\x04\x32\xc0\x05\n\x0eReflectService\x12V\n\x07Reflect\x12$.hindsight.reflect.v1.ReflectRequest\x1a%.hindsight.reflect.v1.ReflectResponse\x12\x62\n\x0bListLessons\x12(.hindsight.reflect.v1.ListLessonsRequest\x1a).hindsight.reflect.v1.ListLessonsResponse\x12h\n\rSearchLessons\x12*.hindsight.reflect.v1.SearchLessonsRequest\x1a+.hindsight.reflect.v1.SearchLessonsResponse\x12Y\n\x08Maintain\x12%.hindsight.reflect.v1.MaintainRequest\x1a&.hindsight.reflect.v1.MaintainResponse\x12\\\n\tListBanks\x12&.hindsight.reflect.v1.ListBanksRequest\x1a\'.hindsight.reflect.v1.ListBanksResponse\x12\x65\n\x0cPurgeLessons\x12).hindsight.reflect.v1.PurgeLessonsRequest\x1a*.hindsight.reflect.v1.PurgeLessonsResponse\x12h\n\rImportLessons\x12*.hindsight.reflect.v1.ImportLessonsRequest\x1a+.hindsight.reflect.v1.ImportLessonsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'hindsight.reflect.v1.reflect_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REFLECTIONMETHOD']._serialized_start=1746
-  _globals['_REFLECTIONMETHOD']._serialized_end=1855
-  _globals['_REFLECTTRIGGER']._serialized_start=1858
-  _globals['_REFLECTTRIGGER']._serialized_end=2030
+  _globals['_REFLECTIONMETHOD']._serialized_start=2007
+  _globals['_REFLECTIONMETHOD']._serialized_end=2116
+  _globals['_REFLECTTRIGGER']._serialized_start=2119
+  _globals['_REFLECTTRIGGER']._serialized_end=2291
   _globals['_LESSON']._serialized_start=128
-  _globals['_LESSON']._serialized_end=544
-  _globals['_REFLECTREQUEST']._serialized_start=546
-  _globals['_REFLECTREQUEST']._serialized_end=654
-  _globals['_REFLECTRESPONSE']._serialized_start=657
-  _globals['_REFLECTRESPONSE']._serialized_end=824
-  _globals['_MAINTAINREQUEST']._serialized_start=826
-  _globals['_MAINTAINREQUEST']._serialized_end=860
-  _globals['_MAINTAINRESPONSE']._serialized_start=863
-  _globals['_MAINTAINRESPONSE']._serialized_end=1061
-  _globals['_LISTBANKSREQUEST']._serialized_start=1063
-  _globals['_LISTBANKSREQUEST']._serialized_end=1081
-  _globals['_LISTBANKSRESPONSE']._serialized_start=1083
-  _globals['_LISTBANKSRESPONSE']._serialized_end=1120
-  _globals['_LISTLESSONSREQUEST']._serialized_start=1122
-  _globals['_LISTLESSONSREQUEST']._serialized_end=1198
-  _globals['_LISTLESSONSRESPONSE']._serialized_start=1200
-  _globals['_LISTLESSONSRESPONSE']._serialized_end=1293
-  _globals['_SEARCHLESSONSREQUEST']._serialized_start=1296
-  _globals['_SEARCHLESSONSREQUEST']._serialized_end=1445
-  _globals['_SCOREDLESSON']._serialized_start=1447
-  _globals['_SCOREDLESSON']._serialized_end=1522
-  _globals['_SEARCHLESSONSRESPONSE']._serialized_start=1524
-  _globals['_SEARCHLESSONSRESPONSE']._serialized_end=1597
-  _globals['_PURGELESSONSREQUEST']._serialized_start=1599
-  _globals['_PURGELESSONSREQUEST']._serialized_end=1697
-  _globals['_PURGELESSONSRESPONSE']._serialized_start=1699
-  _globals['_PURGELESSONSRESPONSE']._serialized_end=1744
-  _globals['_REFLECTSERVICE']._serialized_start=2033
-  _globals['_REFLECTSERVICE']._serialized_end=2631
+  _globals['_LESSON']._serialized_end=643
+  _globals['_REFLECTREQUEST']._serialized_start=645
+  _globals['_REFLECTREQUEST']._serialized_end=753
+  _globals['_REFLECTRESPONSE']._serialized_start=756
+  _globals['_REFLECTRESPONSE']._serialized_end=923
+  _globals['_MAINTAINREQUEST']._serialized_start=925
+  _globals['_MAINTAINREQUEST']._serialized_end=959
+  _globals['_MAINTAINRESPONSE']._serialized_start=962
+  _globals['_MAINTAINRESPONSE']._serialized_end=1160
+  _globals['_LISTBANKSREQUEST']._serialized_start=1162
+  _globals['_LISTBANKSREQUEST']._serialized_end=1180
+  _globals['_LISTBANKSRESPONSE']._serialized_start=1182
+  _globals['_LISTBANKSRESPONSE']._serialized_end=1219
+  _globals['_LISTLESSONSREQUEST']._serialized_start=1221
+  _globals['_LISTLESSONSREQUEST']._serialized_end=1297
+  _globals['_LISTLESSONSRESPONSE']._serialized_start=1299
+  _globals['_LISTLESSONSRESPONSE']._serialized_end=1392
+  _globals['_SEARCHLESSONSREQUEST']._serialized_start=1395
+  _globals['_SEARCHLESSONSREQUEST']._serialized_end=1544
+  _globals['_SCOREDLESSON']._serialized_start=1546
+  _globals['_SCOREDLESSON']._serialized_end=1621
+  _globals['_SEARCHLESSONSRESPONSE']._serialized_start=1623
+  _globals['_SEARCHLESSONSRESPONSE']._serialized_end=1696
+  _globals['_PURGELESSONSREQUEST']._serialized_start=1698
+  _globals['_PURGELESSONSREQUEST']._serialized_end=1796
+  _globals['_PURGELESSONSRESPONSE']._serialized_start=1798
+  _globals['_PURGELESSONSRESPONSE']._serialized_end=1843
+  _globals['_IMPORTLESSONSREQUEST']._serialized_start=1845
+  _globals['_IMPORTLESSONSREQUEST']._serialized_end=1931
+  _globals['_IMPORTLESSONSRESPONSE']._serialized_start=1933
+  _globals['_IMPORTLESSONSRESPONSE']._serialized_end=2005
+  _globals['_REFLECTSERVICE']._serialized_start=2294
+  _globals['_REFLECTSERVICE']._serialized_end=2998
 # @@protoc_insertion_point(module_scope)

@@ -34,7 +34,7 @@ REFLECT_TRIGGER_IDLE: ReflectTrigger
 REFLECT_TRIGGER_IMPORTANT: ReflectTrigger
 
 class Lesson(_message.Message):
-    __slots__ = ("id", "situation", "action", "outcome", "lesson", "confidence", "source_episode_ids", "meta", "hit_count", "last_hit_at", "weight", "superseded_by", "merged_into", "archived_at", "method")
+    __slots__ = ("id", "situation", "action", "outcome", "lesson", "confidence", "source_episode_ids", "meta", "hit_count", "last_hit_at", "weight", "superseded_by", "merged_into", "archived_at", "method", "topic", "action_key", "stance", "created_at")
     ID_FIELD_NUMBER: _ClassVar[int]
     SITUATION_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
@@ -50,6 +50,10 @@ class Lesson(_message.Message):
     MERGED_INTO_FIELD_NUMBER: _ClassVar[int]
     ARCHIVED_AT_FIELD_NUMBER: _ClassVar[int]
     METHOD_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_FIELD_NUMBER: _ClassVar[int]
+    ACTION_KEY_FIELD_NUMBER: _ClassVar[int]
+    STANCE_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     id: str
     situation: str
     action: str
@@ -65,7 +69,11 @@ class Lesson(_message.Message):
     merged_into: str
     archived_at: _timestamp_pb2.Timestamp
     method: ReflectionMethod
-    def __init__(self, id: _Optional[str] = ..., situation: _Optional[str] = ..., action: _Optional[str] = ..., outcome: _Optional[str] = ..., lesson: _Optional[str] = ..., confidence: _Optional[float] = ..., source_episode_ids: _Optional[_Iterable[str]] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., hit_count: _Optional[int] = ..., last_hit_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., weight: _Optional[float] = ..., superseded_by: _Optional[str] = ..., merged_into: _Optional[str] = ..., archived_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., method: _Optional[_Union[ReflectionMethod, str]] = ...) -> None: ...
+    topic: str
+    action_key: str
+    stance: int
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., situation: _Optional[str] = ..., action: _Optional[str] = ..., outcome: _Optional[str] = ..., lesson: _Optional[str] = ..., confidence: _Optional[float] = ..., source_episode_ids: _Optional[_Iterable[str]] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., hit_count: _Optional[int] = ..., last_hit_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., weight: _Optional[float] = ..., superseded_by: _Optional[str] = ..., merged_into: _Optional[str] = ..., archived_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., method: _Optional[_Union[ReflectionMethod, str]] = ..., topic: _Optional[str] = ..., action_key: _Optional[str] = ..., stance: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ReflectRequest(_message.Message):
     __slots__ = ("bank_id", "session_id", "trigger")
@@ -190,3 +198,19 @@ class PurgeLessonsResponse(_message.Message):
     DELETED_COUNT_FIELD_NUMBER: _ClassVar[int]
     deleted_count: int
     def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
+
+class ImportLessonsRequest(_message.Message):
+    __slots__ = ("bank_id", "lessons")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    LESSONS_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    lessons: _containers.RepeatedCompositeFieldContainer[Lesson]
+    def __init__(self, bank_id: _Optional[str] = ..., lessons: _Optional[_Iterable[_Union[Lesson, _Mapping]]] = ...) -> None: ...
+
+class ImportLessonsResponse(_message.Message):
+    __slots__ = ("imported_count", "duplicate_count")
+    IMPORTED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    imported_count: int
+    duplicate_count: int
+    def __init__(self, imported_count: _Optional[int] = ..., duplicate_count: _Optional[int] = ...) -> None: ...

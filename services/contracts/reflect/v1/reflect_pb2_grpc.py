@@ -65,6 +65,11 @@ class ReflectServiceStub:
                 request_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsRequest.SerializeToString,
                 response_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsResponse.FromString,
                 _registered_method=True)
+        self.ImportLessons = channel.unary_unary(
+                '/hindsight.reflect.v1.ReflectService/ImportLessons',
+                request_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ImportLessonsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ImportLessonsResponse.FromString,
+                _registered_method=True)
 
 
 class ReflectServiceServicer:
@@ -115,6 +120,14 @@ class ReflectServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ImportLessons(self, request, context):
+        """Writes lessons as they are given (ids, statistics and life cycle kept), for `hindsight import`.
+        A lesson whose id the bank already holds is left unchanged, so importing twice changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ReflectServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -147,6 +160,11 @@ def add_ReflectServiceServicer_to_server(servicer, server):
                     servicer.PurgeLessons,
                     request_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsRequest.FromString,
                     response_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsResponse.SerializeToString,
+            ),
+            'ImportLessons': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImportLessons,
+                    request_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ImportLessonsRequest.FromString,
+                    response_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ImportLessonsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -312,6 +330,33 @@ class ReflectService:
             '/hindsight.reflect.v1.ReflectService/PurgeLessons',
             hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsRequest.SerializeToString,
             hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportLessons(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.reflect.v1.ReflectService/ImportLessons',
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ImportLessonsRequest.SerializeToString,
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ImportLessonsResponse.FromString,
             options,
             channel_credentials,
             insecure,

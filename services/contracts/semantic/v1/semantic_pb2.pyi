@@ -49,7 +49,7 @@ RESOLUTION_ACCEPT: Resolution
 RESOLUTION_REJECT: Resolution
 
 class SemanticRecord(_message.Message):
-    __slots__ = ("id", "kind", "text", "speaker", "session_id", "meta", "subject", "attribute", "value", "source_episode_ids", "confidence", "valid_from", "valid_to", "superseded_by", "mention_count", "cold")
+    __slots__ = ("id", "kind", "text", "speaker", "session_id", "meta", "subject", "attribute", "value", "source_episode_ids", "confidence", "valid_from", "valid_to", "superseded_by", "mention_count", "cold", "supersedes")
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -66,6 +66,7 @@ class SemanticRecord(_message.Message):
     SUPERSEDED_BY_FIELD_NUMBER: _ClassVar[int]
     MENTION_COUNT_FIELD_NUMBER: _ClassVar[int]
     COLD_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
     id: str
     kind: RecordKind
     text: str
@@ -82,7 +83,8 @@ class SemanticRecord(_message.Message):
     superseded_by: str
     mention_count: int
     cold: bool
-    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[RecordKind, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., session_id: _Optional[str] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., subject: _Optional[str] = ..., attribute: _Optional[str] = ..., value: _Optional[str] = ..., source_episode_ids: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., mention_count: _Optional[int] = ..., cold: _Optional[bool] = ...) -> None: ...
+    supersedes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[RecordKind, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., session_id: _Optional[str] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., subject: _Optional[str] = ..., attribute: _Optional[str] = ..., value: _Optional[str] = ..., source_episode_ids: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., mention_count: _Optional[int] = ..., cold: _Optional[bool] = ..., supersedes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class UpsertRequest(_message.Message):
     __slots__ = ("bank_id", "records")
@@ -99,7 +101,7 @@ class UpsertResponse(_message.Message):
     def __init__(self, upserted_count: _Optional[int] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("bank_id", "query", "limit", "time_range", "kinds", "tags", "min_score", "include_history", "include_cold", "valid_at", "expansion", "rewrites", "rewrite_weight", "all_tags")
+    __slots__ = ("bank_id", "query", "limit", "time_range", "kinds", "tags", "min_score", "include_history", "include_cold", "valid_at", "expansion", "rewrites", "rewrite_weight", "all_tags", "match_entities")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -114,6 +116,7 @@ class SearchRequest(_message.Message):
     REWRITES_FIELD_NUMBER: _ClassVar[int]
     REWRITE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     ALL_TAGS_FIELD_NUMBER: _ClassVar[int]
+    MATCH_ENTITIES_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     query: str
     limit: int
@@ -128,7 +131,8 @@ class SearchRequest(_message.Message):
     rewrites: _containers.RepeatedScalarFieldContainer[str]
     rewrite_weight: float
     all_tags: bool
-    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., kinds: _Optional[_Iterable[_Union[RecordKind, str]]] = ..., tags: _Optional[_Iterable[str]] = ..., min_score: _Optional[float] = ..., include_history: _Optional[bool] = ..., include_cold: _Optional[bool] = ..., valid_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expansion: _Optional[_Union[Expansion, str]] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ..., all_tags: _Optional[bool] = ...) -> None: ...
+    match_entities: bool
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., kinds: _Optional[_Iterable[_Union[RecordKind, str]]] = ..., tags: _Optional[_Iterable[str]] = ..., min_score: _Optional[float] = ..., include_history: _Optional[bool] = ..., include_cold: _Optional[bool] = ..., valid_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expansion: _Optional[_Union[Expansion, str]] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ..., all_tags: _Optional[bool] = ..., match_entities: _Optional[bool] = ...) -> None: ...
 
 class ScoredRecord(_message.Message):
     __slots__ = ("record", "score", "expanded_via")
@@ -141,10 +145,12 @@ class ScoredRecord(_message.Message):
     def __init__(self, record: _Optional[_Union[SemanticRecord, _Mapping]] = ..., score: _Optional[float] = ..., expanded_via: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
-    __slots__ = ("hits",)
+    __slots__ = ("hits", "entities")
     HITS_FIELD_NUMBER: _ClassVar[int]
+    ENTITIES_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[ScoredRecord]
-    def __init__(self, hits: _Optional[_Iterable[_Union[ScoredRecord, _Mapping]]] = ...) -> None: ...
+    entities: _containers.RepeatedCompositeFieldContainer[EntityMatch]
+    def __init__(self, hits: _Optional[_Iterable[_Union[ScoredRecord, _Mapping]]] = ..., entities: _Optional[_Iterable[_Union[EntityMatch, _Mapping]]] = ...) -> None: ...
 
 class DeleteRequest(_message.Message):
     __slots__ = ("bank_id", "ids", "source_turn_ids", "session_id", "whole_bank")
@@ -247,12 +253,18 @@ class HistoryResponse(_message.Message):
     def __init__(self, records: _Optional[_Iterable[_Union[SemanticRecord, _Mapping]]] = ...) -> None: ...
 
 class ListEntitiesRequest(_message.Message):
-    __slots__ = ("bank_id", "limit")
+    __slots__ = ("bank_id", "limit", "type", "prefix", "page_token")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     limit: int
-    def __init__(self, bank_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    type: str
+    prefix: str
+    page_token: str
+    def __init__(self, bank_id: _Optional[str] = ..., limit: _Optional[int] = ..., type: _Optional[str] = ..., prefix: _Optional[str] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class Relation(_message.Message):
     __slots__ = ("type", "target")
@@ -263,19 +275,93 @@ class Relation(_message.Message):
     def __init__(self, type: _Optional[str] = ..., target: _Optional[str] = ...) -> None: ...
 
 class Entity(_message.Message):
-    __slots__ = ("name", "type", "aliases", "relations")
+    __slots__ = ("name", "type", "aliases", "relations", "mention_count", "spoken_count", "first_seen", "last_seen", "related")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     ALIASES_FIELD_NUMBER: _ClassVar[int]
     RELATIONS_FIELD_NUMBER: _ClassVar[int]
+    MENTION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SPOKEN_COUNT_FIELD_NUMBER: _ClassVar[int]
+    FIRST_SEEN_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEEN_FIELD_NUMBER: _ClassVar[int]
+    RELATED_FIELD_NUMBER: _ClassVar[int]
     name: str
     type: str
     aliases: _containers.RepeatedScalarFieldContainer[str]
     relations: _containers.RepeatedCompositeFieldContainer[Relation]
-    def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., aliases: _Optional[_Iterable[str]] = ..., relations: _Optional[_Iterable[_Union[Relation, _Mapping]]] = ...) -> None: ...
+    mention_count: int
+    spoken_count: int
+    first_seen: _timestamp_pb2.Timestamp
+    last_seen: _timestamp_pb2.Timestamp
+    related: _containers.RepeatedCompositeFieldContainer[RelatedEntity]
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., aliases: _Optional[_Iterable[str]] = ..., relations: _Optional[_Iterable[_Union[Relation, _Mapping]]] = ..., mention_count: _Optional[int] = ..., spoken_count: _Optional[int] = ..., first_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., related: _Optional[_Iterable[_Union[RelatedEntity, _Mapping]]] = ...) -> None: ...
+
+class RelatedEntity(_message.Message):
+    __slots__ = ("name", "count")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    count: int
+    def __init__(self, name: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
 
 class ListEntitiesResponse(_message.Message):
-    __slots__ = ("entities",)
+    __slots__ = ("entities", "next_page_token")
     ENTITIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     entities: _containers.RepeatedCompositeFieldContainer[Entity]
-    def __init__(self, entities: _Optional[_Iterable[_Union[Entity, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, entities: _Optional[_Iterable[_Union[Entity, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetEntityPageRequest(_message.Message):
+    __slots__ = ("bank_id", "entity", "mention_limit", "page_token")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    ENTITY_FIELD_NUMBER: _ClassVar[int]
+    MENTION_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    entity: str
+    mention_limit: int
+    page_token: str
+    def __init__(self, bank_id: _Optional[str] = ..., entity: _Optional[str] = ..., mention_limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class GetEntityPageResponse(_message.Message):
+    __slots__ = ("entity", "facts", "mentions", "next_page_token")
+    ENTITY_FIELD_NUMBER: _ClassVar[int]
+    FACTS_FIELD_NUMBER: _ClassVar[int]
+    MENTIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entity: Entity
+    facts: _containers.RepeatedCompositeFieldContainer[SemanticRecord]
+    mentions: _containers.RepeatedCompositeFieldContainer[SemanticRecord]
+    next_page_token: str
+    def __init__(self, entity: _Optional[_Union[Entity, _Mapping]] = ..., facts: _Optional[_Iterable[_Union[SemanticRecord, _Mapping]]] = ..., mentions: _Optional[_Iterable[_Union[SemanticRecord, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class MatchEntitiesRequest(_message.Message):
+    __slots__ = ("bank_id", "query", "rewrites", "max_share", "named_limit")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    REWRITES_FIELD_NUMBER: _ClassVar[int]
+    MAX_SHARE_FIELD_NUMBER: _ClassVar[int]
+    NAMED_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    query: str
+    rewrites: _containers.RepeatedScalarFieldContainer[str]
+    max_share: float
+    named_limit: int
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., rewrites: _Optional[_Iterable[str]] = ..., max_share: _Optional[float] = ..., named_limit: _Optional[int] = ...) -> None: ...
+
+class EntityMatch(_message.Message):
+    __slots__ = ("entity", "share", "named_turn_ids")
+    ENTITY_FIELD_NUMBER: _ClassVar[int]
+    SHARE_FIELD_NUMBER: _ClassVar[int]
+    NAMED_TURN_IDS_FIELD_NUMBER: _ClassVar[int]
+    entity: Entity
+    share: float
+    named_turn_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, entity: _Optional[_Union[Entity, _Mapping]] = ..., share: _Optional[float] = ..., named_turn_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class MatchEntitiesResponse(_message.Message):
+    __slots__ = ("matches",)
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    matches: _containers.RepeatedCompositeFieldContainer[EntityMatch]
+    def __init__(self, matches: _Optional[_Iterable[_Union[EntityMatch, _Mapping]]] = ...) -> None: ...

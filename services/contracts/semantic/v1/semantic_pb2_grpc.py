@@ -75,6 +75,16 @@ class SemanticServiceStub:
                 request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListEntitiesRequest.SerializeToString,
                 response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListEntitiesResponse.FromString,
                 _registered_method=True)
+        self.GetEntityPage = channel.unary_unary(
+                '/hindsight.semantic.v1.SemanticService/GetEntityPage',
+                request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetEntityPageRequest.SerializeToString,
+                response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetEntityPageResponse.FromString,
+                _registered_method=True)
+        self.MatchEntities = channel.unary_unary(
+                '/hindsight.semantic.v1.SemanticService/MatchEntities',
+                request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MatchEntitiesRequest.SerializeToString,
+                response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MatchEntitiesResponse.FromString,
+                _registered_method=True)
 
 
 class SemanticServiceServicer:
@@ -137,6 +147,20 @@ class SemanticServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetEntityPage(self, request, context):
+        """One entity's page: its facts with their history, and the turns that mention it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def MatchEntities(self, request, context):
+        """The bank's entities a query names, with the turns that name them (recall's entity channel).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SemanticServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -179,6 +203,16 @@ def add_SemanticServiceServicer_to_server(servicer, server):
                     servicer.ListEntities,
                     request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListEntitiesRequest.FromString,
                     response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListEntitiesResponse.SerializeToString,
+            ),
+            'GetEntityPage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEntityPage,
+                    request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetEntityPageRequest.FromString,
+                    response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetEntityPageResponse.SerializeToString,
+            ),
+            'MatchEntities': grpc.unary_unary_rpc_method_handler(
+                    servicer.MatchEntities,
+                    request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MatchEntitiesRequest.FromString,
+                    response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MatchEntitiesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -398,6 +432,60 @@ class SemanticService:
             '/hindsight.semantic.v1.SemanticService/ListEntities',
             hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListEntitiesRequest.SerializeToString,
             hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ListEntitiesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEntityPage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.semantic.v1.SemanticService/GetEntityPage',
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetEntityPageRequest.SerializeToString,
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetEntityPageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MatchEntities(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.semantic.v1.SemanticService/MatchEntities',
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MatchEntitiesRequest.SerializeToString,
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MatchEntitiesResponse.FromString,
             options,
             channel_credentials,
             insecure,
