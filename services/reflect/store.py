@@ -46,6 +46,32 @@ class Merge:
     merged_ids: list[str]
 
 
+def _lesson_columns(bank_id: str, lesson: Lesson) -> tuple[Any, ...]:
+    """A lesson's stored columns up to ``stance``, in the order both the upsert and the import write them."""
+    return (
+        bank_id,
+        lesson.id,
+        lesson.situation,
+        lesson.action,
+        lesson.outcome,
+        lesson.lesson,
+        lesson.confidence,
+        list(lesson.source_episode_ids),
+        list(lesson.meta.source_turn_ids),
+        list(lesson.meta.tags),
+        lesson.meta.source.value,
+        int(lesson.meta.trust),
+        lesson.meta.importance,
+        lesson.meta.time,
+        lesson.meta.schema_version,
+        tsvector_literal((lesson.situation, lesson.action, lesson.outcome, lesson.lesson)),
+        lesson.method.value,
+        lesson.topic,
+        lesson.action_key,
+        lesson.stance,
+    )
+
+
 class LessonStore(Protocol):
     """Where a bank's lessons are kept."""
 
@@ -324,26 +350,7 @@ class PostgresLessonStore:
             return Upserted([], [])
         params = [
             (
-                bank_id,
-                lesson.id,
-                lesson.situation,
-                lesson.action,
-                lesson.outcome,
-                lesson.lesson,
-                lesson.confidence,
-                list(lesson.source_episode_ids),
-                list(lesson.meta.source_turn_ids),
-                list(lesson.meta.tags),
-                lesson.meta.source.value,
-                int(lesson.meta.trust),
-                lesson.meta.importance,
-                lesson.meta.time,
-                lesson.meta.schema_version,
-                tsvector_literal((lesson.situation, lesson.action, lesson.outcome, lesson.lesson)),
-                lesson.method.value,
-                lesson.topic,
-                lesson.action_key,
-                lesson.stance,
+                *_lesson_columns(bank_id, lesson),
                 now,
                 now,
             )
@@ -389,26 +396,7 @@ class PostgresLessonStore:
         ).format(table=sql.Identifier(self._schema, "lessons"))
         params = [
             (
-                bank_id,
-                lesson.id,
-                lesson.situation,
-                lesson.action,
-                lesson.outcome,
-                lesson.lesson,
-                lesson.confidence,
-                list(lesson.source_episode_ids),
-                list(lesson.meta.source_turn_ids),
-                list(lesson.meta.tags),
-                lesson.meta.source.value,
-                int(lesson.meta.trust),
-                lesson.meta.importance,
-                lesson.meta.time,
-                lesson.meta.schema_version,
-                tsvector_literal((lesson.situation, lesson.action, lesson.outcome, lesson.lesson)),
-                lesson.method.value,
-                lesson.topic,
-                lesson.action_key,
-                lesson.stance,
+                *_lesson_columns(bank_id, lesson),
                 lesson.hit_count,
                 lesson.last_hit_at,
                 lesson.weight,

@@ -41,7 +41,7 @@ MULTI_VALUED = frozenset(
 )
 """Attributes that hold several values at once: a new value adds to them instead of superseding."""
 
-_EN_RELATIONS = {
+FAMILY_AND_WORK_RELATIONS = {
     "sister": "sister",
     "brother": "brother",
     "mother": "mother",
@@ -52,17 +52,21 @@ _EN_RELATIONS = {
     "wife": "wife",
     "husband": "husband",
     "partner": "partner",
+    "girlfriend": "partner",
+    "boyfriend": "partner",
     "son": "son",
     "daughter": "daughter",
-    "friend": "friend",
-    "best friend": "friend",
+    "cousin": "cousin",
     "boss": "boss",
     "colleague": "colleague",
     "coworker": "colleague",
     "co-worker": "colleague",
-    "girlfriend": "partner",
-    "boyfriend": "partner",
-    "cousin": "cousin",
+}
+"""English words for a relative or a colleague, by the relation they name (shared with entity mentions)."""
+_EN_RELATIONS = {
+    **FAMILY_AND_WORK_RELATIONS,
+    "friend": "friend",
+    "best friend": "friend",
     "neighbor": "friend",
     "neighbour": "friend",
     "roommate": "friend",

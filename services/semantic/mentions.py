@@ -17,6 +17,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
+from hindsight.semantic.extract import FAMILY_AND_WORK_RELATIONS
 from hindsight.semantic.store import key_of
 
 PERSON = "person"
@@ -67,20 +68,7 @@ _POSSESSIVE = re.compile(r"['\u2019]s?$")
 _SENTENCE = re.compile(r"[^.!?\n\u3002\uff01\uff1f]+[.!?\n\u3002\uff01\uff1f]*")
 
 _EN_RELATIVES = {
-    "sister": "sister",
-    "brother": "brother",
-    "mother": "mother",
-    "mom": "mother",
-    "mum": "mother",
-    "father": "father",
-    "dad": "father",
-    "wife": "wife",
-    "husband": "husband",
-    "partner": "partner",
-    "girlfriend": "partner",
-    "boyfriend": "partner",
-    "son": "son",
-    "daughter": "daughter",
+    **FAMILY_AND_WORK_RELATIONS,
     "kids": "kids",
     "children": "kids",
     "family": "family",
@@ -91,12 +79,7 @@ _EN_RELATIVES = {
     "grandfather": "grandfather",
     "aunt": "aunt",
     "uncle": "uncle",
-    "cousin": "cousin",
-    "boss": "boss",
     "manager": "boss",
-    "colleague": "colleague",
-    "coworker": "colleague",
-    "co-worker": "colleague",
     "best friend": "best friend",
     "roommate": "roommate",
     "neighbor": "neighbour",
