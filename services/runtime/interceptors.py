@@ -7,6 +7,7 @@ a handler of a kind this interceptor does not guard is refused, never passed thr
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import logging
@@ -126,7 +127,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
 
             scope = ((request_id_var, request_id), (method_var, method), (stream_bank_check, check))
             async with _answering(context, "stream", request_id, scope):
-                caller = self.grants.authenticate(token)
+                try:
+                    caller = self.grants.authenticate(token)
+                except HindsightError:
+                    await _first_message_or_timeout(requests)
+                    raise
                 caller_var.set(caller)  # the stream's own context: gone when the generator ends
                 async for reply in inner(requests, context):
                     yield reply
@@ -136,6 +141,22 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
+
+
+_REFUSAL_READ_SECONDS = 1.0
+"""How long a refused stream waits for the caller's first message before it answers."""
+
+
+async def _first_message_or_timeout(requests: AsyncIterator[Any]) -> None:
+    """Read (and drop) a refused stream's first message, for at most a second.
+
+    A stream refused before the caller's first write reaches the server races with that write: the client's
+    gRPC core then reports its own failed write (INTERNAL, about one call in a hundred on a fresh channel)
+    instead of the refusal. One message, bounded in time, is all a caller without a credential gets read.
+    """
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(_REFUSAL_READ_SECONDS):
+            await anext(aiter(requests))
 
 
 def _refused(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
