@@ -30,6 +30,9 @@ from hindsight.runtime.settings import SettingsError
 
 log = logging.getLogger(__name__)
 
+SHUTDOWN_GRACE_SECONDS = 5.0
+"""How long open requests and connections get to finish when the edge stops; then they are closed."""
+
 
 @contextlib.asynccontextmanager
 async def serving_http(
@@ -46,7 +49,14 @@ async def serving_http(
     )
     app.router.routes.extend(extra_routes)
     config = uvicorn.Config(
-        app, host=endpoint.host, port=endpoint.port, log_config=None, lifespan="on", access_log=False
+        app,
+        host=endpoint.host,
+        port=endpoint.port,
+        log_config=None,
+        lifespan="on",
+        access_log=False,
+        # A client that keeps its connection (or a request that never ends) must not hold the stop forever.
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
     http = uvicorn.Server(config)
     task = asyncio.create_task(http.serve())
