@@ -30,7 +30,7 @@ from hindsight.runtime.settings import SettingsError
 
 log = logging.getLogger(__name__)
 
-SHUTDOWN_GRACE_SECONDS = 5.0
+SHUTDOWN_GRACE_SECONDS = 5
 """How long open requests and connections get to finish when the edge stops; then they are closed."""
 
 
