@@ -32,7 +32,7 @@ class Console:
     other: str
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test, in the test's own event loop, as the console server that uses it
 async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
     async with open_engine(mesh_layers.edge_settings()) as opened:
         yield opened
