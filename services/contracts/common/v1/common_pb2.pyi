@@ -32,6 +32,12 @@ class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ROLE_ASSISTANT: _ClassVar[Role]
     ROLE_TOOL: _ClassVar[Role]
     ROLE_SYSTEM: _ClassVar[Role]
+
+class ReviewDecision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    REVIEW_DECISION_UNSPECIFIED: _ClassVar[ReviewDecision]
+    REVIEW_DECISION_APPROVE: _ClassVar[ReviewDecision]
+    REVIEW_DECISION_REJECT: _ClassVar[ReviewDecision]
 SOURCE_UNSPECIFIED: Source
 SOURCE_USER: Source
 SOURCE_AGENT: Source
@@ -46,6 +52,9 @@ ROLE_USER: Role
 ROLE_ASSISTANT: Role
 ROLE_TOOL: Role
 ROLE_SYSTEM: Role
+REVIEW_DECISION_UNSPECIFIED: ReviewDecision
+REVIEW_DECISION_APPROVE: ReviewDecision
+REVIEW_DECISION_REJECT: ReviewDecision
 
 class RecordMeta(_message.Message):
     __slots__ = ("source_turn_ids", "source", "trust", "time", "tags", "importance", "schema_version")
@@ -96,3 +105,55 @@ class ScoredTurn(_message.Message):
     turn: Turn
     score: float
     def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ..., score: _Optional[float] = ...) -> None: ...
+
+class Screening(_message.Message):
+    __slots__ = ("kind", "reason", "action")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    reason: str
+    action: str
+    def __init__(self, kind: _Optional[str] = ..., reason: _Optional[str] = ..., action: _Optional[str] = ...) -> None: ...
+
+class TurnScreening(_message.Message):
+    __slots__ = ("turn_id", "screening")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    SCREENING_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    screening: Screening
+    def __init__(self, turn_id: _Optional[str] = ..., screening: _Optional[_Union[Screening, _Mapping]] = ...) -> None: ...
+
+class QuarantinedTurn(_message.Message):
+    __slots__ = ("turn", "screening", "quarantined_at", "status", "reviewer")
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    SCREENING_FIELD_NUMBER: _ClassVar[int]
+    QUARANTINED_AT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REVIEWER_FIELD_NUMBER: _ClassVar[int]
+    turn: Turn
+    screening: Screening
+    quarantined_at: _timestamp_pb2.Timestamp
+    status: str
+    reviewer: str
+    def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ..., screening: _Optional[_Union[Screening, _Mapping]] = ..., quarantined_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[str] = ..., reviewer: _Optional[str] = ...) -> None: ...
+
+class AuditEntry(_message.Message):
+    __slots__ = ("id", "time", "actor", "bank_id", "action", "target", "reason", "details_json")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    DETAILS_JSON_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    time: _timestamp_pb2.Timestamp
+    actor: str
+    bank_id: str
+    action: str
+    target: str
+    reason: str
+    details_json: str
+    def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., actor: _Optional[str] = ..., bank_id: _Optional[str] = ..., action: _Optional[str] = ..., target: _Optional[str] = ..., reason: _Optional[str] = ..., details_json: _Optional[str] = ...) -> None: ...

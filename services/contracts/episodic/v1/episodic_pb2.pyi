@@ -47,14 +47,25 @@ class Episode(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., situation: _Optional[str] = ..., action: _Optional[str] = ..., outcome: _Optional[str] = ..., lesson: _Optional[str] = ..., task_type: _Optional[str] = ..., tools: _Optional[_Iterable[str]] = ..., result: _Optional[_Union[Outcome, str]] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., recorded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RecordTurnsRequest(_message.Message):
-    __slots__ = ("bank_id", "turns", "index_now")
+    __slots__ = ("bank_id", "turns", "index_now", "quarantine", "actor")
+    class QuarantineEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _common_pb2.Screening
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_common_pb2.Screening, _Mapping]] = ...) -> None: ...
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     TURNS_FIELD_NUMBER: _ClassVar[int]
     INDEX_NOW_FIELD_NUMBER: _ClassVar[int]
+    QUARANTINE_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     turns: _containers.RepeatedCompositeFieldContainer[_common_pb2.Turn]
     index_now: bool
-    def __init__(self, bank_id: _Optional[str] = ..., turns: _Optional[_Iterable[_Union[_common_pb2.Turn, _Mapping]]] = ..., index_now: _Optional[bool] = ...) -> None: ...
+    quarantine: _containers.MessageMap[str, _common_pb2.Screening]
+    actor: str
+    def __init__(self, bank_id: _Optional[str] = ..., turns: _Optional[_Iterable[_Union[_common_pb2.Turn, _Mapping]]] = ..., index_now: _Optional[bool] = ..., quarantine: _Optional[_Mapping[str, _common_pb2.Screening]] = ..., actor: _Optional[str] = ...) -> None: ...
 
 class RecordTurnsResponse(_message.Message):
     __slots__ = ("recorded_count", "duplicate_count", "indexed")
@@ -67,7 +78,7 @@ class RecordTurnsResponse(_message.Message):
     def __init__(self, recorded_count: _Optional[int] = ..., duplicate_count: _Optional[int] = ..., indexed: _Optional[bool] = ...) -> None: ...
 
 class SearchTurnsRequest(_message.Message):
-    __slots__ = ("bank_id", "query", "time_range", "limit", "filter", "rewrites", "rewrite_weight")
+    __slots__ = ("bank_id", "query", "time_range", "limit", "filter", "rewrites", "rewrite_weight", "quarantined_only")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     TIME_RANGE_FIELD_NUMBER: _ClassVar[int]
@@ -75,6 +86,7 @@ class SearchTurnsRequest(_message.Message):
     FILTER_FIELD_NUMBER: _ClassVar[int]
     REWRITES_FIELD_NUMBER: _ClassVar[int]
     REWRITE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    QUARANTINED_ONLY_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     query: str
     time_range: _common_pb2.TimeRange
@@ -82,7 +94,8 @@ class SearchTurnsRequest(_message.Message):
     filter: TurnFilter
     rewrites: _containers.RepeatedScalarFieldContainer[str]
     rewrite_weight: float
-    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., limit: _Optional[int] = ..., filter: _Optional[_Union[TurnFilter, _Mapping]] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ...) -> None: ...
+    quarantined_only: bool
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., limit: _Optional[int] = ..., filter: _Optional[_Union[TurnFilter, _Mapping]] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ..., quarantined_only: _Optional[bool] = ...) -> None: ...
 
 class TurnFilter(_message.Message):
     __slots__ = ("session_id", "tags", "sources", "min_trust", "time_range", "include_archived")
@@ -391,3 +404,83 @@ class GetTurnsResponse(_message.Message):
     TURNS_FIELD_NUMBER: _ClassVar[int]
     turns: _containers.RepeatedCompositeFieldContainer[_common_pb2.Turn]
     def __init__(self, turns: _Optional[_Iterable[_Union[_common_pb2.Turn, _Mapping]]] = ...) -> None: ...
+
+class ListQuarantinedRequest(_message.Message):
+    __slots__ = ("bank_id", "status", "limit", "page_token")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    status: str
+    limit: int
+    page_token: str
+    def __init__(self, bank_id: _Optional[str] = ..., status: _Optional[str] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListQuarantinedResponse(_message.Message):
+    __slots__ = ("items", "next_page_token", "pending_count")
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PENDING_COUNT_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[_common_pb2.QuarantinedTurn]
+    next_page_token: str
+    pending_count: int
+    def __init__(self, items: _Optional[_Iterable[_Union[_common_pb2.QuarantinedTurn, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., pending_count: _Optional[int] = ...) -> None: ...
+
+class ReviewQuarantinedRequest(_message.Message):
+    __slots__ = ("bank_id", "turn_ids", "decision", "reviewer", "note")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_IDS_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    REVIEWER_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    turn_ids: _containers.RepeatedScalarFieldContainer[str]
+    decision: _common_pb2.ReviewDecision
+    reviewer: str
+    note: str
+    def __init__(self, bank_id: _Optional[str] = ..., turn_ids: _Optional[_Iterable[str]] = ..., decision: _Optional[_Union[_common_pb2.ReviewDecision, str]] = ..., reviewer: _Optional[str] = ..., note: _Optional[str] = ...) -> None: ...
+
+class ReviewQuarantinedResponse(_message.Message):
+    __slots__ = ("approved_count", "rejected_count", "not_pending_ids")
+    APPROVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    NOT_PENDING_IDS_FIELD_NUMBER: _ClassVar[int]
+    approved_count: int
+    rejected_count: int
+    not_pending_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, approved_count: _Optional[int] = ..., rejected_count: _Optional[int] = ..., not_pending_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AppendAuditRequest(_message.Message):
+    __slots__ = ("entries",)
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[_common_pb2.AuditEntry]
+    def __init__(self, entries: _Optional[_Iterable[_Union[_common_pb2.AuditEntry, _Mapping]]] = ...) -> None: ...
+
+class AppendAuditResponse(_message.Message):
+    __slots__ = ("appended_count",)
+    APPENDED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    appended_count: int
+    def __init__(self, appended_count: _Optional[int] = ...) -> None: ...
+
+class ListAuditRequest(_message.Message):
+    __slots__ = ("bank_id", "action", "since", "limit", "page_token")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    action: str
+    since: _timestamp_pb2.Timestamp
+    limit: int
+    page_token: str
+    def __init__(self, bank_id: _Optional[str] = ..., action: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListAuditResponse(_message.Message):
+    __slots__ = ("entries", "next_page_token")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[_common_pb2.AuditEntry]
+    next_page_token: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[_common_pb2.AuditEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

@@ -110,6 +110,26 @@ class EpisodicServiceStub:
                 request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.OutboxStatusRequest.SerializeToString,
                 response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.OutboxStatusResponse.FromString,
                 _registered_method=True)
+        self.ListQuarantined = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/ListQuarantined',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListQuarantinedRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListQuarantinedResponse.FromString,
+                _registered_method=True)
+        self.ReviewQuarantined = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/ReviewQuarantined',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ReviewQuarantinedRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ReviewQuarantinedResponse.FromString,
+                _registered_method=True)
+        self.AppendAudit = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/AppendAudit',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.AppendAuditRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.AppendAuditResponse.FromString,
+                _registered_method=True)
+        self.ListAudit = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/ListAudit',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListAuditRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListAuditResponse.FromString,
+                _registered_method=True)
 
 
 class EpisodicServiceServicer:
@@ -223,6 +243,35 @@ class EpisodicServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListQuarantined(self, request, context):
+        """The review queue: turns held back by screening, oldest first, a page at a time.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReviewQuarantined(self, request, context):
+        """Approves (releases and indexes) or rejects quarantined turns, writing one audit entry each in the
+        same transaction.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AppendAudit(self, request, context):
+        """Appends security decisions to the audit log.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAudit(self, request, context):
+        """Reads the audit log, newest first, a page at a time.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EpisodicServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -300,6 +349,26 @@ def add_EpisodicServiceServicer_to_server(servicer, server):
                     servicer.OutboxStatus,
                     request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.OutboxStatusRequest.FromString,
                     response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.OutboxStatusResponse.SerializeToString,
+            ),
+            'ListQuarantined': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListQuarantined,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListQuarantinedRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListQuarantinedResponse.SerializeToString,
+            ),
+            'ReviewQuarantined': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReviewQuarantined,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ReviewQuarantinedRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ReviewQuarantinedResponse.SerializeToString,
+            ),
+            'AppendAudit': grpc.unary_unary_rpc_method_handler(
+                    servicer.AppendAudit,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.AppendAuditRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.AppendAuditResponse.SerializeToString,
+            ),
+            'ListAudit': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAudit,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListAuditRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListAuditResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -708,6 +777,114 @@ class EpisodicService:
             '/hindsight.episodic.v1.EpisodicService/OutboxStatus',
             hindsight_dot_episodic_dot_v1_dot_episodic__pb2.OutboxStatusRequest.SerializeToString,
             hindsight_dot_episodic_dot_v1_dot_episodic__pb2.OutboxStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListQuarantined(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/ListQuarantined',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListQuarantinedRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListQuarantinedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReviewQuarantined(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/ReviewQuarantined',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ReviewQuarantinedRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ReviewQuarantinedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AppendAudit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/AppendAudit',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.AppendAuditRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.AppendAuditResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAudit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/ListAudit',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListAuditRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListAuditResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -51,14 +51,16 @@ class RetainRequest(_message.Message):
     def __init__(self, bank_id: _Optional[str] = ..., turns: _Optional[_Iterable[_Union[_common_pb2.Turn, _Mapping]]] = ...) -> None: ...
 
 class RetainResponse(_message.Message):
-    __slots__ = ("turn_ids", "duplicate_count", "indexed")
+    __slots__ = ("turn_ids", "duplicate_count", "indexed", "screened")
     TURN_IDS_FIELD_NUMBER: _ClassVar[int]
     DUPLICATE_COUNT_FIELD_NUMBER: _ClassVar[int]
     INDEXED_FIELD_NUMBER: _ClassVar[int]
+    SCREENED_FIELD_NUMBER: _ClassVar[int]
     turn_ids: _containers.RepeatedScalarFieldContainer[str]
     duplicate_count: int
     indexed: bool
-    def __init__(self, turn_ids: _Optional[_Iterable[str]] = ..., duplicate_count: _Optional[int] = ..., indexed: _Optional[bool] = ...) -> None: ...
+    screened: _containers.RepeatedCompositeFieldContainer[_common_pb2.TurnScreening]
+    def __init__(self, turn_ids: _Optional[_Iterable[str]] = ..., duplicate_count: _Optional[int] = ..., indexed: _Optional[bool] = ..., screened: _Optional[_Iterable[_Union[_common_pb2.TurnScreening, _Mapping]]] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
     __slots__ = ("bank_id", "query", "top_k", "layers", "time_range", "session_id", "min_score", "tags", "token_budget", "order", "reference_time", "time_zone")
@@ -89,7 +91,7 @@ class RecallRequest(_message.Message):
     def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., top_k: _Optional[int] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., session_id: _Optional[str] = ..., min_score: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ..., token_budget: _Optional[int] = ..., order: _Optional[_Union[ContextOrder, str]] = ..., reference_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_zone: _Optional[str] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("id", "layer", "text", "speaker", "score", "meta", "layers", "kind", "supersedes", "superseded_by")
+    __slots__ = ("id", "layer", "text", "speaker", "score", "meta", "layers", "kind", "supersedes", "superseded_by", "flags")
     ID_FIELD_NUMBER: _ClassVar[int]
     LAYER_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -100,6 +102,7 @@ class Memory(_message.Message):
     KIND_FIELD_NUMBER: _ClassVar[int]
     SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
     SUPERSEDED_BY_FIELD_NUMBER: _ClassVar[int]
+    FLAGS_FIELD_NUMBER: _ClassVar[int]
     id: str
     layer: Layer
     text: str
@@ -110,7 +113,30 @@ class Memory(_message.Message):
     kind: str
     supersedes: _containers.RepeatedScalarFieldContainer[str]
     superseded_by: str
-    def __init__(self, id: _Optional[str] = ..., layer: _Optional[_Union[Layer, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., score: _Optional[float] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., kind: _Optional[str] = ..., supersedes: _Optional[_Iterable[str]] = ..., superseded_by: _Optional[str] = ...) -> None: ...
+    flags: _containers.RepeatedCompositeFieldContainer[SecurityFlag]
+    def __init__(self, id: _Optional[str] = ..., layer: _Optional[_Union[Layer, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., score: _Optional[float] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., kind: _Optional[str] = ..., supersedes: _Optional[_Iterable[str]] = ..., superseded_by: _Optional[str] = ..., flags: _Optional[_Iterable[_Union[SecurityFlag, _Mapping]]] = ...) -> None: ...
+
+class SecurityFlag(_message.Message):
+    __slots__ = ("kind", "reason")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    reason: str
+    def __init__(self, kind: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class SecurityWarning(_message.Message):
+    __slots__ = ("id", "kind", "reason", "excerpt", "time")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    EXCERPT_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    kind: str
+    reason: str
+    excerpt: str
+    time: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., reason: _Optional[str] = ..., excerpt: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class LayerReport(_message.Message):
     __slots__ = ("layer", "ok", "error", "elapsed_ms", "candidate_count")
@@ -127,7 +153,7 @@ class LayerReport(_message.Message):
     def __init__(self, layer: _Optional[_Union[Layer, str]] = ..., ok: _Optional[bool] = ..., error: _Optional[str] = ..., elapsed_ms: _Optional[float] = ..., candidate_count: _Optional[int] = ...) -> None: ...
 
 class RecallResponse(_message.Message):
-    __slots__ = ("memories", "partial", "layer_reports", "context", "context_ids", "context_tokens", "analysis", "elapsed_ms")
+    __slots__ = ("memories", "partial", "layer_reports", "context", "context_ids", "context_tokens", "analysis", "elapsed_ms", "warnings")
     MEMORIES_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_FIELD_NUMBER: _ClassVar[int]
     LAYER_REPORTS_FIELD_NUMBER: _ClassVar[int]
@@ -136,6 +162,7 @@ class RecallResponse(_message.Message):
     CONTEXT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     ANALYSIS_FIELD_NUMBER: _ClassVar[int]
     ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
     memories: _containers.RepeatedCompositeFieldContainer[Memory]
     partial: bool
     layer_reports: _containers.RepeatedCompositeFieldContainer[LayerReport]
@@ -144,7 +171,8 @@ class RecallResponse(_message.Message):
     context_tokens: int
     analysis: QueryAnalysis
     elapsed_ms: float
-    def __init__(self, memories: _Optional[_Iterable[_Union[Memory, _Mapping]]] = ..., partial: _Optional[bool] = ..., layer_reports: _Optional[_Iterable[_Union[LayerReport, _Mapping]]] = ..., context: _Optional[str] = ..., context_ids: _Optional[_Iterable[str]] = ..., context_tokens: _Optional[int] = ..., analysis: _Optional[_Union[QueryAnalysis, _Mapping]] = ..., elapsed_ms: _Optional[float] = ...) -> None: ...
+    warnings: _containers.RepeatedCompositeFieldContainer[SecurityWarning]
+    def __init__(self, memories: _Optional[_Iterable[_Union[Memory, _Mapping]]] = ..., partial: _Optional[bool] = ..., layer_reports: _Optional[_Iterable[_Union[LayerReport, _Mapping]]] = ..., context: _Optional[str] = ..., context_ids: _Optional[_Iterable[str]] = ..., context_tokens: _Optional[int] = ..., analysis: _Optional[_Union[QueryAnalysis, _Mapping]] = ..., elapsed_ms: _Optional[float] = ..., warnings: _Optional[_Iterable[_Union[SecurityWarning, _Mapping]]] = ...) -> None: ...
 
 class QueryAnalysis(_message.Message):
     __slots__ = ("time_expression", "time_range", "time_use", "entities", "keywords", "rewrites")
@@ -401,3 +429,69 @@ class GetEntityPageResponse(_message.Message):
     mentions: _containers.RepeatedCompositeFieldContainer[_semantic_pb2.SemanticRecord]
     next_page_token: str
     def __init__(self, entity: _Optional[_Union[_semantic_pb2.Entity, _Mapping]] = ..., facts: _Optional[_Iterable[_Union[_semantic_pb2.SemanticRecord, _Mapping]]] = ..., mentions: _Optional[_Iterable[_Union[_semantic_pb2.SemanticRecord, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ListQuarantineRequest(_message.Message):
+    __slots__ = ("bank_id", "status", "limit", "page_token")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    status: str
+    limit: int
+    page_token: str
+    def __init__(self, bank_id: _Optional[str] = ..., status: _Optional[str] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListQuarantineResponse(_message.Message):
+    __slots__ = ("items", "next_page_token", "pending_count")
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PENDING_COUNT_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[_common_pb2.QuarantinedTurn]
+    next_page_token: str
+    pending_count: int
+    def __init__(self, items: _Optional[_Iterable[_Union[_common_pb2.QuarantinedTurn, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., pending_count: _Optional[int] = ...) -> None: ...
+
+class ReviewQuarantineRequest(_message.Message):
+    __slots__ = ("bank_id", "turn_ids", "decision", "note")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_IDS_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    turn_ids: _containers.RepeatedScalarFieldContainer[str]
+    decision: _common_pb2.ReviewDecision
+    note: str
+    def __init__(self, bank_id: _Optional[str] = ..., turn_ids: _Optional[_Iterable[str]] = ..., decision: _Optional[_Union[_common_pb2.ReviewDecision, str]] = ..., note: _Optional[str] = ...) -> None: ...
+
+class ReviewQuarantineResponse(_message.Message):
+    __slots__ = ("approved_count", "rejected_count", "not_pending_ids")
+    APPROVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    NOT_PENDING_IDS_FIELD_NUMBER: _ClassVar[int]
+    approved_count: int
+    rejected_count: int
+    not_pending_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, approved_count: _Optional[int] = ..., rejected_count: _Optional[int] = ..., not_pending_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListAuditRequest(_message.Message):
+    __slots__ = ("bank_id", "action", "since", "limit", "page_token")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    action: str
+    since: _timestamp_pb2.Timestamp
+    limit: int
+    page_token: str
+    def __init__(self, bank_id: _Optional[str] = ..., action: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListAuditResponse(_message.Message):
+    __slots__ = ("entries", "next_page_token")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[_common_pb2.AuditEntry]
+    next_page_token: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[_common_pb2.AuditEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

@@ -100,6 +100,21 @@ class MemoryServiceStub:
                 request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.GetEntityPageRequest.SerializeToString,
                 response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.GetEntityPageResponse.FromString,
                 _registered_method=True)
+        self.ListQuarantine = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/ListQuarantine',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListQuarantineRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListQuarantineResponse.FromString,
+                _registered_method=True)
+        self.ReviewQuarantine = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/ReviewQuarantine',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ReviewQuarantineRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ReviewQuarantineResponse.FromString,
+                _registered_method=True)
+        self.ListAudit = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/ListAudit',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListAuditRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListAuditResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -199,6 +214,28 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListQuarantine(self, request, context):
+        """The review queue: turns that write-time screening held back, with the reason; needs an admin
+        credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReviewQuarantine(self, request, context):
+        """Approves (releases) or rejects quarantined turns; needs an admin credential. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAudit(self, request, context):
+        """The audit log of security decisions (who, bank, what, why), newest first; needs an admin credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -266,6 +303,21 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.GetEntityPage,
                     request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.GetEntityPageRequest.FromString,
                     response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.GetEntityPageResponse.SerializeToString,
+            ),
+            'ListQuarantine': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListQuarantine,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListQuarantineRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListQuarantineResponse.SerializeToString,
+            ),
+            'ReviewQuarantine': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReviewQuarantine,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ReviewQuarantineRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ReviewQuarantineResponse.SerializeToString,
+            ),
+            'ListAudit': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAudit,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListAuditRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListAuditResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -620,6 +672,87 @@ class MemoryService:
             '/hindsight.memory.v1.MemoryService/GetEntityPage',
             hindsight_dot_memory_dot_v1_dot_memory__pb2.GetEntityPageRequest.SerializeToString,
             hindsight_dot_memory_dot_v1_dot_memory__pb2.GetEntityPageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListQuarantine(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/ListQuarantine',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ListQuarantineRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ListQuarantineResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReviewQuarantine(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/ReviewQuarantine',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ReviewQuarantineRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ReviewQuarantineResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAudit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/ListAudit',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ListAuditRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ListAuditResponse.FromString,
             options,
             channel_credentials,
             insecure,
