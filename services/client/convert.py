@@ -236,6 +236,7 @@ def memory_from_pb(message: memory_pb2.Memory) -> t.Memory:
         kind=message.kind or "turn",
         supersedes=tuple(message.supersedes),
         superseded_by=message.superseded_by,
+        flags=tuple(t.SecurityFlag(flag.kind, flag.reason) for flag in message.flags),
     )
 
 
@@ -266,6 +267,12 @@ def recall_from_pb(reply: memory_pb2.RecallResponse) -> t.RecallResult:
             rewrites=tuple(analysis.rewrites),
         ),
         elapsed_ms=reply.elapsed_ms,
+        warnings=tuple(
+            t.SecurityWarning(
+                w.id, w.kind, w.reason, w.excerpt, from_timestamp(w.time) if w.HasField("time") else None
+            )
+            for w in reply.warnings
+        ),
     )
 
 

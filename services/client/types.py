@@ -36,6 +36,8 @@ __all__ = [
     "Relation",
     "RetainResult",
     "Role",
+    "SecurityFlag",
+    "SecurityWarning",
     "Source",
     "TimeRange",
     "Trust",
@@ -84,6 +86,26 @@ class RetainResult:
 
 
 @dataclass(frozen=True)
+class SecurityFlag:
+    """Why to be careful with a recalled memory (``unverified_source``, ``contradicts_consensus``,
+    ``instruction``, ...)."""
+
+    kind: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class SecurityWarning:
+    """A held-back record (a detected attack) related to a recall's query: never a memory, an excerpt."""
+
+    id: str
+    kind: str
+    reason: str
+    excerpt: str
+    time: datetime | None = None
+
+
+@dataclass(frozen=True)
 class Memory:
     """One recalled memory."""
 
@@ -98,6 +120,8 @@ class Memory:
     kind: str = "turn"
     supersedes: tuple[str, ...] = ()
     superseded_by: str = ""
+    flags: tuple[SecurityFlag, ...] = ()
+    """Cautions found at recall; empty when nothing was found."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +160,8 @@ class RecallResult:
     context_tokens: int
     analysis: QueryAnalysis
     elapsed_ms: float
+    warnings: tuple[SecurityWarning, ...] = ()
+    """Held-back records related to the query (detected attacks), not part of ``memories``."""
 
 
 @dataclass(frozen=True)

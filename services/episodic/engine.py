@@ -7,7 +7,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Generic, TypeVar
@@ -26,6 +26,7 @@ from hindsight.episodic.models import (
 )
 from hindsight.episodic.outbox import OutboxDeliverer
 from hindsight.episodic.paging import PageKey, decode_page_token, encode_page_token
+from hindsight.episodic.quarantine import AuditEntry, HeldTurn, ReviewResult, Screening
 from hindsight.episodic.segment import (
     Embed,
     SegmentRules,
@@ -60,6 +61,8 @@ T = TypeVar("T")
 TURNS_LIST = "turns"
 RECENT_TURNS_LIST = "recent-turns"
 EPISODES_LIST = "episodes"
+QUARANTINE_LIST = "quarantine"
+AUDIT_LIST = "audit"
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ class Recorded:
     recorded: int
     duplicates: int
     indexed: bool
+    quarantined: int = 0
 
 
 @dataclass(frozen=True)
@@ -144,14 +148,29 @@ class EpisodicMemory:
             self.deliverer.wake()
 
     # ----- turns ---------------------------------------------------------------------------------------
-    async def record_turns(self, bank_id: str, turns: Sequence[Turn], index_now: bool = False) -> Recorded:
+    async def record_turns(
+        self,
+        bank_id: str,
+        turns: Sequence[Turn],
+        index_now: bool = False,
+        quarantine: Mapping[str, Screening] | None = None,
+        actor: str = "",
+    ) -> Recorded:
         """Store turns idempotently: an id already stored in the bank counts as a duplicate, unchanged.
 
         A turn without a time happened when it was recorded; those of one request get successive
         microseconds so that listing in time order keeps the order they were sent in. With
         ``index_now`` the new turns' outbox entries are delivered before returning (what fails stays
-        queued for the background deliverer).
+        queued for the background deliverer). Turns named in ``quarantine`` are held back for review
+        (no search, listing, episodes or indexing until approved), each audited as decided by ``actor``.
         """
+        if quarantine:
+            known = {turn.id for turn in turns}
+            stray = sorted(set(quarantine) - known)
+            if stray:
+                raise InvalidArgument(
+                    "quarantine", f"names turns not in this request: {', '.join(stray[:5])}"
+                )
         now = self.clock()
         timed = [
             turn
@@ -160,9 +179,11 @@ class EpisodicMemory:
             for i, turn in enumerate(turns)
         ]
         claim = self._claim(index_now, now)
-        result: RecordResult = await self.store.record_turns(bank_id, timed, claim)
+        result: RecordResult = await self.store.record_turns(bank_id, timed, claim, quarantine or {}, actor)
         indexed = await self._deliver_now(bank_id, result.outbox_ids, claim)
-        return Recorded(result.recorded, result.duplicates, indexed)
+        if result.quarantined:
+            log.info("held turns for review", extra={"bank_id": bank_id, "turns": result.quarantined})
+        return Recorded(result.recorded, result.duplicates, indexed, result.quarantined)
 
     def _claim(self, index_now: bool, now: datetime) -> datetime | None:
         """Until when a write's new outbox entries are held for delivery by the call itself (None: the
@@ -202,6 +223,67 @@ class EpisodicMemory:
 
         lists = await asyncio.gather(*(one(text) for text in phrasings.texts))
         return phrasings.merge(lists, key=lambda hit: hit.turn.id)
+
+    async def search_quarantined(self, bank_id: str, query: str | Phrasings, limit: int) -> list[ScoredTurn]:
+        """Held-back turns (pending and rejected) sharing the query's keywords, to warn related recalls."""
+        phrasings = Phrasings.of(query)
+
+        async def one(text: str) -> list[ScoredTurn]:  # the keyword rank alone: held turns are few
+            lexemes = await analyse_query(text)
+            return await self.store.search_quarantined(bank_id, lexemes, limit) if lexemes else []
+
+        lists = await asyncio.gather(*(one(text) for text in phrasings.texts))
+        return phrasings.merge(lists, key=lambda hit: hit.turn.id)
+
+    async def list_quarantined(
+        self, bank_id: str, status: str, page_size: int, page_token: str
+    ) -> tuple[Page[HeldTurn], int]:
+        """A page of the review queue, oldest first, and how many turns of the bank wait for review."""
+        after = decode_page_token(QUARANTINE_LIST, page_token)
+        rows, pending = await self.store.list_quarantined(bank_id, status, after, page_size + 1)
+        items = rows[:page_size]
+        token = (
+            encode_page_token(QUARANTINE_LIST, PageKey(items[-1].quarantined_at, items[-1].turn.id))
+            if len(rows) > page_size
+            else ""
+        )
+        return Page(items, token), pending
+
+    async def review_quarantined(
+        self, bank_id: str, turn_ids: Sequence[str], decision: str, reviewer: str, note: str
+    ) -> ReviewResult:
+        """Approve (release into memory and index) or reject pending turns, audited in one transaction."""
+        result = await self.store.review(bank_id, turn_ids, decision, reviewer, note)
+        self._wake_deliverer()
+        log.info(
+            "reviewed held turns",
+            extra={
+                "bank_id": bank_id,
+                "decision": decision,
+                "approved": result.approved,
+                "rejected": result.rejected,
+            },
+        )
+        return result
+
+    async def append_audit(self, entries: Sequence[AuditEntry]) -> int:
+        """Record security decisions."""
+        return await self.store.append_audit(entries)
+
+    async def list_audit(
+        self, bank_id: str, action: str, since: datetime | None, page_size: int, page_token: str
+    ) -> Page[AuditEntry]:
+        """A page of the audit log, newest first."""
+        before = decode_page_token(AUDIT_LIST, page_token)
+        rows = await self.store.list_audit(bank_id, action, since, before, page_size + 1)
+        items = rows[:page_size]
+        last = items[-1] if items else None
+        token = (
+            encode_page_token(AUDIT_LIST, PageKey(last.time, last.id))
+            if len(rows) > page_size and last is not None and last.time is not None
+            else ""
+        )
+        return Page(items, token)
 
     async def list_turns(
         self, bank_id: str, where: TurnFilter, page_size: int, page_token: str, newest_first: bool = False

@@ -16,11 +16,13 @@ from hindsight.episodic.models import (
     PurgeScope,
     TurnFilter,
 )
+from hindsight.episodic.quarantine import AuditEntry, Screening, check_status, decision_from_pb
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.records import (
     RecordMeta,
     TimeRange,
     Turn,
+    from_timestamp,
     source_from_pb,
     to_timestamp,
     trust_from_pb,
@@ -38,6 +40,10 @@ MAX_ID_CHARS = 256
 MAX_QUERY_CHARS = 10_000
 MAX_FILTER_VALUES = 100
 MAX_ACCESSED = 1000
+DEFAULT_QUEUE_PAGE = 50
+DEFAULT_AUDIT_PAGE = 100
+MAX_AUDIT_ENTRIES = 1000
+MAX_ACTOR_CHARS = 256
 
 
 def _check_id(value: str, field: str) -> str:
@@ -144,7 +150,12 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
             _check_id(message.session_id, f"turns[{index}].session_id")
             _check_storable(message, f"turns[{index}]")
             turns.append(Turn.from_pb(message, f"turns[{index}]"))
-        result = await self._memory.record_turns(request.bank_id, turns, request.index_now)
+        held = {
+            _required_id(turn_id, "quarantine"): Screening.from_pb(screening, f"quarantine[{turn_id!r}]")
+            for turn_id, screening in sorted(request.quarantine.items())
+        }
+        actor = _check_actor(request.actor, "actor")
+        result = await self._memory.record_turns(request.bank_id, turns, request.index_now, held, actor)
         return episodic_pb2.RecordTurnsResponse(
             recorded_count=result.recorded, duplicate_count=result.duplicates, indexed=result.indexed
         )
@@ -167,7 +178,12 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
                 include_archived=where.include_archived,
             )
         limit = check_limit(request.limit, "limit", DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
-        hits = await self._memory.search_turns(request.bank_id, phrasings, where, limit)
+        if request.quarantined_only:
+            if request.HasField("filter") or request.HasField("time_range"):
+                raise InvalidArgument("quarantined_only", "searches the review queue without filters")
+            hits = await self._memory.search_quarantined(request.bank_id, phrasings, limit)
+        else:
+            hits = await self._memory.search_turns(request.bank_id, phrasings, where, limit)
         return episodic_pb2.SearchTurnsResponse(
             hits=[common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score) for hit in hits]
         )
@@ -329,3 +345,58 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
     ) -> episodic_pb2.OutboxStatusResponse:
         counts = await self._memory.outbox_status(request.bank_id)
         return episodic_pb2.OutboxStatusResponse(pending=counts.pending, delivered=counts.delivered)
+
+    async def ListQuarantined(
+        self, request: episodic_pb2.ListQuarantinedRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.ListQuarantinedResponse:
+        limit = check_limit(request.limit, "limit", DEFAULT_QUEUE_PAGE, MAX_PAGE_SIZE)
+        page, pending = await self._memory.list_quarantined(
+            request.bank_id, check_status(request.status), limit, request.page_token
+        )
+        return episodic_pb2.ListQuarantinedResponse(
+            items=[item.to_pb() for item in page.items],
+            next_page_token=page.next_page_token,
+            pending_count=pending,
+        )
+
+    async def ReviewQuarantined(
+        self, request: episodic_pb2.ReviewQuarantinedRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.ReviewQuarantinedResponse:
+        ids = _check_ids(list(request.turn_ids), "turn_ids", MAX_IDS_PER_FORGET)
+        decision = decision_from_pb(request.decision)
+        reviewer = _check_actor(request.reviewer, "reviewer")
+        if len(request.note) > MAX_QUERY_CHARS or "\x00" in request.note:
+            raise InvalidArgument("note", f"must be at most {MAX_QUERY_CHARS} characters, without NUL")
+        result = await self._memory.review_quarantined(request.bank_id, ids, decision, reviewer, request.note)
+        return episodic_pb2.ReviewQuarantinedResponse(
+            approved_count=result.approved,
+            rejected_count=result.rejected,
+            not_pending_ids=list(result.not_pending),
+        )
+
+    async def AppendAudit(
+        self, request: episodic_pb2.AppendAuditRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.AppendAuditResponse:
+        if not request.entries:
+            raise InvalidArgument("entries", "must not be empty")
+        if len(request.entries) > MAX_AUDIT_ENTRIES:
+            raise InvalidArgument("entries", f"must hold at most {MAX_AUDIT_ENTRIES} entries")
+        entries = [AuditEntry.from_pb(entry, f"entries[{i}]") for i, entry in enumerate(request.entries)]
+        return episodic_pb2.AppendAuditResponse(appended_count=await self._memory.append_audit(entries))
+
+    async def ListAudit(
+        self, request: episodic_pb2.ListAuditRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.ListAuditResponse:
+        limit = check_limit(request.limit, "limit", DEFAULT_AUDIT_PAGE, MAX_PAGE_SIZE)
+        action = _check_id(request.action, "action").strip()
+        since = from_timestamp(request.since) if request.HasField("since") else None
+        page = await self._memory.list_audit(request.bank_id, action, since, limit, request.page_token)
+        return episodic_pb2.ListAuditResponse(
+            entries=[entry.to_pb() for entry in page.items], next_page_token=page.next_page_token
+        )
+
+
+def _check_actor(value: str, field: str) -> str:
+    if len(value) > MAX_ACTOR_CHARS or "\x00" in value:
+        raise InvalidArgument(field, f"must be at most {MAX_ACTOR_CHARS} characters, without NUL")
+    return value

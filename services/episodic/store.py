@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -37,6 +37,16 @@ from hindsight.episodic.models import (
     TurnFilter,
 )
 from hindsight.episodic.paging import PageKey
+from hindsight.episodic.quarantine import (
+    APPROVE,
+    APPROVED,
+    REJECTED,
+    AuditEntry,
+    HeldTurn,
+    QuarantineStore,
+    ReviewResult,
+    Screening,
+)
 from hindsight.episodic.rows import (
     TURN_COLUMNS,
     TURN_COLUMNS_OF_T,
@@ -82,6 +92,8 @@ class RecordResult:
     recorded: int
     duplicates: int
     outbox_ids: tuple[int, ...] = ()
+    quarantined: int = 0
+    """Of the recorded, how many were held back for review."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,8 @@ class OutboxEntry:
     record_id: str
     payload: dict[str, Any]
     attempts: int
+    created_at: datetime | None = None
+    """When the entry was written (its delivery lag is measured from here)."""
 
 
 @dataclass(frozen=True)
@@ -153,12 +167,50 @@ class EpisodicStore(Protocol):
     """The layers outbox entries are written for."""
 
     async def record_turns(
-        self, bank_id: str, turns: Sequence[Turn], claim_until: datetime | None
+        self,
+        bank_id: str,
+        turns: Sequence[Turn],
+        claim_until: datetime | None,
+        held: Mapping[str, Screening] | None = None,
+        actor: str = "",
     ) -> RecordResult:
         """Insert turns and their outbox entries in one transaction; ids already stored are left unchanged.
 
-        With ``claim_until`` the new entries are held for the caller to deliver until then.
+        With ``claim_until`` the new entries are held for the caller to deliver until then. Turns named in
+        ``held`` go to the review queue instead (no outbox entry), with an audit entry each by ``actor``.
         """
+        ...
+
+    async def search_quarantined(self, bank_id: str, lexemes: Sequence[str], limit: int) -> list[ScoredTurn]:
+        """Held-back turns (pending and rejected) matching any lexeme, best first."""
+        ...
+
+    async def list_quarantined(
+        self, bank_id: str, status: str, after: PageKey | None, limit: int
+    ) -> tuple[list[HeldTurn], int]:
+        """A page of the review queue, oldest first, and the bank's pending count."""
+        ...
+
+    async def review(
+        self,
+        bank_id: str,
+        turn_ids: Sequence[str],
+        decision: str,
+        reviewer: str,
+        note: str,
+        claim_until: datetime | None = None,
+    ) -> ReviewResult:
+        """Approve (into turns, with outbox entries) or reject pending turns, audited, in one transaction."""
+        ...
+
+    async def append_audit(self, entries: Sequence[AuditEntry]) -> int:
+        """Append audit entries; returns how many were new."""
+        ...
+
+    async def list_audit(
+        self, bank_id: str, action: str, since: datetime | None, before: PageKey | None, limit: int
+    ) -> list[AuditEntry]:
+        """Audit entries newest first."""
         ...
 
     async def search_turns(
@@ -309,6 +361,7 @@ def _entry_from_row(row: DictRow) -> OutboxEntry:
         record_id=row["record_id"],
         payload=dict(row["payload"] or {}),
         attempts=int(row["attempts"]),
+        created_at=row.get("created_at"),
     )
 
 
@@ -418,6 +471,8 @@ class PostgresEpisodicStore:
         self._access = sql.Identifier(schema, "access_stats")
         self.keywords = KeywordStore(schema, self._connection)
         """Keyword search and the keyword tables, kept up by this store's writes."""
+        self.quarantine = QuarantineStore(schema, self._connection)
+        """The review queue and the audit log."""
         addresses = {
             SEMANTIC: settings.semantic_addr,
             WORKING: settings.working_addr,
@@ -536,9 +591,12 @@ class PostgresEpisodicStore:
         )
 
     # ----- turns ---------------------------------------------------------------------------------------
-    async def record_turns(
-        self, bank_id: str, turns: Sequence[Turn], claim_until: datetime | None
-    ) -> RecordResult:
+    async def _insert_turns(
+        self, conn: AsyncConnection[DictRow], bank_id: str, params: Sequence[dict[str, Any]]
+    ) -> list[str]:
+        """Insert turn rows (ids already stored are skipped); the ids inserted."""
+        if not params:
+            return []
         statement = sql.SQL(
             "INSERT INTO {turns} (bank_id, id, session_id, role, speaker, text, source, trust, occurred_at, "
             "tags, importance, source_turn_ids, schema_version, search_terms, term_count, analyzer) "
@@ -548,24 +606,121 @@ class PostgresEpisodicStore:
             "%(analyzer)s) "
             "ON CONFLICT (bank_id, id) DO NOTHING RETURNING id"
         ).format(turns=self._turns)
+        recorded: list[str] = []
+        async with conn.cursor() as cursor:
+            await cursor.executemany(statement, params, returning=True)
+            while True:
+                row = await cursor.fetchone()
+                if row is not None:
+                    recorded.append(row["id"])
+                if not cursor.nextset():
+                    break
+        return recorded
+
+    async def record_turns(
+        self,
+        bank_id: str,
+        turns: Sequence[Turn],
+        claim_until: datetime | None,
+        held: Mapping[str, Screening] | None = None,
+        actor: str = "",
+    ) -> RecordResult:
+        held = held or {}
         ordered = sorted(turns, key=lambda turn: turn.id)  # one lock order for concurrent writers
         analysed = await analyse_turns([(turn.speaker, turn.text) for turn in ordered])
-        params = [_turn_params(bank_id, turn, terms) for turn, terms in zip(ordered, analysed, strict=True)]
+        ordinary = [
+            (turn, terms) for turn, terms in zip(ordered, analysed, strict=True) if turn.id not in held
+        ]
+        holding = [
+            (turn, terms, held[turn.id])
+            for turn, terms in zip(ordered, analysed, strict=True)
+            if turn.id in held
+        ]
         async with self._connection() as conn, conn.transaction():
-            async with conn.cursor() as cursor:
-                await cursor.executemany(statement, params, returning=True)
-                recorded: list[str] = []
-                while True:
-                    row = await cursor.fetchone()
-                    if row is not None:
-                        recorded.append(row["id"])
-                    if not cursor.nextset():
-                        break
+            queued = await self.quarantine.held_ids(conn, bank_id, [turn.id for turn, _ in ordinary])
+            params = [_turn_params(bank_id, turn, terms) for turn, terms in ordinary if turn.id not in queued]
+            recorded = await self._insert_turns(conn, bank_id, params)
             await self.keywords.index(conn, bank_id, recorded)  # right after the turns: the lock order
+            quarantined = await self.quarantine.hold(conn, bank_id, holding, actor)
             fresh = set(recorded)
-            await self._note_bank_and_sessions(conn, bank_id, [turn for turn in turns if turn.id in fresh])
+            if fresh or quarantined:
+                await self._note_bank_and_sessions(
+                    conn, bank_id, [turn for turn in turns if turn.id in fresh]
+                )
             outbox = await self._sync_turns(conn, bank_id, recorded, claim_until)
-        return RecordResult(len(recorded), len(turns) - len(recorded), tuple(outbox))
+        stored = len(recorded) + len(quarantined)
+        return RecordResult(stored, len(turns) - stored, tuple(outbox), len(quarantined))
+
+    # ----- the review queue and the audit log ---------------------------------------------------------
+    async def search_quarantined(self, bank_id: str, lexemes: Sequence[str], limit: int) -> list[ScoredTurn]:
+        return await self.quarantine.search(bank_id, tsquery_literal(lexemes), limit)
+
+    async def list_quarantined(
+        self, bank_id: str, status: str, after: PageKey | None, limit: int
+    ) -> tuple[list[HeldTurn], int]:
+        return await self.quarantine.page(bank_id, status, after, limit)
+
+    async def review(
+        self,
+        bank_id: str,
+        turn_ids: Sequence[str],
+        decision: str,
+        reviewer: str,
+        note: str,
+        claim_until: datetime | None = None,
+    ) -> ReviewResult:
+        """An approved turn moves into turns, keyword-indexed and queued for the other layers, as if it had
+        just been retained; a rejected one stays in the queue. One audit entry per turn decided."""
+        wanted = list(dict.fromkeys(turn_ids))
+        async with self._connection() as conn, conn.transaction():
+            pending = await self.quarantine.take_pending(conn, bank_id, wanted)
+            found = [held.turn.id for held in pending]
+            outbox: list[int] = []
+            if decision == APPROVE and pending:
+                analysed = await analyse_turns([(held.turn.speaker, held.turn.text) for held in pending])
+                params = [
+                    _turn_params(bank_id, held.turn, terms)
+                    for held, terms in zip(pending, analysed, strict=True)
+                ]
+                recorded = await self._insert_turns(conn, bank_id, params)
+                await self.keywords.index(conn, bank_id, recorded)
+                fresh = set(recorded)
+                await self._note_bank_and_sessions(
+                    conn, bank_id, [h.turn for h in pending if h.turn.id in fresh]
+                )
+                outbox = await self._sync_turns(conn, bank_id, recorded, claim_until)
+            await self.quarantine.mark(
+                conn, bank_id, found, APPROVED if decision == APPROVE else REJECTED, reviewer
+            )
+            await self.quarantine.write_audit(
+                conn,
+                [
+                    AuditEntry(
+                        action=decision,
+                        actor=reviewer,
+                        bank_id=bank_id,
+                        target=held.turn.id,
+                        reason=note or held.screening.reason,
+                        details={"kind": held.screening.kind, "screened_for": held.screening.reason},
+                    )
+                    for held in pending
+                ],
+            )
+        count = len(found)
+        return ReviewResult(
+            approved=count if decision == APPROVE else 0,
+            rejected=0 if decision == APPROVE else count,
+            not_pending=tuple(turn_id for turn_id in wanted if turn_id not in set(found)),
+            outbox_ids=tuple(outbox),
+        )
+
+    async def append_audit(self, entries: Sequence[AuditEntry]) -> int:
+        return await self.quarantine.append_audit(entries)
+
+    async def list_audit(
+        self, bank_id: str, action: str, since: datetime | None, before: PageKey | None, limit: int
+    ) -> list[AuditEntry]:
+        return await self.quarantine.list_audit(bank_id, action, since, before, limit)
 
     async def search_turns(
         self, bank_id: str, lexemes: Sequence[str], where: TurnFilter, decay: Decay, limit: int
@@ -716,6 +871,7 @@ class PostgresEpisodicStore:
                 )
             ).fetchall()
             episode_ids = [row["id"] for row in rows]
+            held = await self.quarantine.purge(conn, bank_id, turn_where, params)  # same columns as turns
             gone = [*turn_ids, *episode_ids]
             if scope.whole_bank:
                 for table in (self._outbox, self._access, self._sessions, self._delivered, self._banks):
@@ -758,11 +914,12 @@ class PostgresEpisodicStore:
             extra={
                 "bank_id": bank_id,
                 "turns": len(turn_ids),
+                "held": held,
                 "episodes": len(episode_ids),
                 "outbox": len(queued),
             },
         )
-        return PurgeResult(len(turn_ids), len(episode_ids), len(queued))
+        return PurgeResult(len(turn_ids) + held, len(episode_ids), len(queued))
 
     # ----- episodes ------------------------------------------------------------------------------------
     async def _insert_episode(

@@ -42,6 +42,29 @@ class Candidate:
     channel: str = ""
     """A list built at the edge from a layer's candidates (``entity``: those about an entity the query
     names) rather than the layer's own search; fusion weighs it by the channel's weight."""
+    statement: tuple[str, ...] = ()
+    """(owner, attribute, value) the layer keyed the record by (semantic facts and turns), or empty."""
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A caution attached to a recalled memory: what (``unverified_source``, ``contradicts_consensus``,
+    ``instruction``) and why, in words the agent can weigh."""
+
+    kind: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RecallWarning:
+    """A held-back record (quarantined or rejected by screening) related to a recall's query; its text is
+    never a memory, only a defanged excerpt."""
+
+    id: str
+    kind: str
+    reason: str
+    excerpt: str
+    time: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +95,10 @@ class RecalledMemory:
     """Ids of the earlier statements it corrected or replaced, newest first."""
     superseded_by: str = ""
     """The memory of this recall that replaced it (it then ranks below that one)."""
+    statement: tuple[str, ...] = ()
+    """(owner, attribute, value) its layer keyed it by, or empty (see :class:`Candidate`)."""
+    flags: tuple[Flag, ...] = ()
+    """Cautions found at recall (:mod:`hindsight.mcp_edge.consensus`); empty when nothing was found."""
 
     @property
     def layer(self) -> LayerName:
@@ -138,6 +165,8 @@ class RecallResult:
     context: AssembledContext = field(default_factory=AssembledContext)
     analysis: QueryAnalysis = field(default_factory=QueryAnalysis)
     elapsed_ms: float = 0.0
+    warnings: tuple[RecallWarning, ...] = ()
+    """Held-back records related to the query (detected attacks), never part of ``memories``."""
 
     @property
     def partial(self) -> bool:
@@ -152,6 +181,18 @@ class RetainResult:
     turn_ids: tuple[str, ...]
     duplicate_count: int
     indexed: bool
+    screened: tuple[Screened, ...] = ()
+    """What write-time screening did to turns of the retain (turns not listed passed unchanged)."""
+
+
+@dataclass(frozen=True)
+class Screened:
+    """What write-time screening did to one turn: quarantine, redact or flag, and why."""
+
+    turn_id: str
+    kind: str
+    reason: str
+    action: str
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import grpc
 
@@ -26,7 +27,9 @@ from hindsight.contracts.inference.v1 import inference_pb2_grpc
 from hindsight.contracts.reflect.v1 import reflect_pb2, reflect_pb2_grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
 from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
-from hindsight.mcp_edge.context import assemble
+from hindsight.mcp_edge.audit import AuditQueue, RefusalListener
+from hindsight.mcp_edge.consensus import assess, defang
+from hindsight.mcp_edge.context import assemble_with_warnings
 from hindsight.mcp_edge.domain import (
     Candidate,
     CloseSessionResult,
@@ -38,6 +41,7 @@ from hindsight.mcp_edge.domain import (
     RecalledMemory,
     RecallQuery,
     RecallResult,
+    RecallWarning,
     RetainResult,
 )
 from hindsight.mcp_edge.entities import (
@@ -55,20 +59,28 @@ from hindsight.mcp_edge.fusion import (
     score_fusion,
     tag_scores,
 )
+from hindsight.mcp_edge.held import HeldBanks
 from hindsight.mcp_edge.query import QueryPlan, understand
 from hindsight.mcp_edge.rerank import HeadReranker
+from hindsight.mcp_edge.screening import instruction_cues
 from hindsight.mcp_edge.settings import EdgeSettings
-from hindsight.runtime.channels import LayerClient
-from hindsight.runtime.errors import InvalidArgument, PermissionDenied
+from hindsight.mcp_edge.write_guard import WriteGuard
+from hindsight.runtime.background import spawn
+from hindsight.runtime.channels import LayerClient, message_limits
+from hindsight.runtime.errors import HindsightError, InvalidArgument, PermissionDenied
 from hindsight.runtime.llm import LLMClient, LLMSettings, llm_from_settings
 from hindsight.runtime.offload import off_loop
-from hindsight.runtime.records import RecordMeta, TimeRange, Turn, utcnow
+from hindsight.runtime.records import RecordMeta, Source, TimeRange, Turn, from_timestamp, utcnow
 from hindsight.runtime.rewrites import Phrasings
 from hindsight.runtime.settings import load
+from hindsight.runtime.tracing import traced
 
 log = logging.getLogger(__name__)
 
 MAX_TURNS_PER_RETAIN = 1000
+SCREEN_OFF_LOOP_CHARS = 2_000
+"""Characters of a retain from which screening (regular expressions, ~10 us per character) runs on a
+worker thread."""
 MAX_FILTERED_TURNS = 10_000
 """Most turns one forget-by-filter archives (a larger selection is refused by episodic memory's own limit)."""
 UNDERSTAND_OFF_LOOP_CHARS = 750
@@ -80,11 +92,27 @@ ASSEMBLE_OFF_LOOP_CHARS = 4_000
 assembled on a worker thread."""
 
 
+MAX_ACCESS_NOTES_IN_FLIGHT = 256
+"""Access notes (hit counts, best effort) sent and not yet answered at most; further ones are dropped and
+counted, so a slow or unreachable episodic layer never piles up tasks in the edge."""
+ACCESS_DROP_LOG_SECONDS = 10.0
+"""At most one warning about dropped access notes this often."""
+
+
 def _describe(exc: BaseException) -> str:
-    """A short reason for a log line or a layer report."""
+    """A short reason for a log line or a layer report, led by what happened ("deadline exceeded",
+    "unavailable", ...) so a report tells a slow layer from one that is down."""
     if isinstance(exc, grpc.aio.AioRpcError):
-        return f"{exc.code().name}: {exc.details() or ''}".rstrip(": ")
+        return f"{_status_words(exc.code())}: {exc.details() or ''}".rstrip(": ")
+    if isinstance(exc, HindsightError):
+        return f"{_status_words(exc.code)}: {exc}"
+    if isinstance(exc, TimeoutError):
+        return "deadline exceeded"
     return str(exc) or type(exc).__name__
+
+
+def _status_words(code: grpc.StatusCode) -> str:
+    return code.name.lower().replace("_", " ")
 
 
 def _filters_something(turn_filter: episodic_pb2.TurnFilter) -> bool:
@@ -128,6 +156,23 @@ def _record_candidate(hit: semantic_pb2.ScoredRecord) -> Candidate:
         session_id=record.session_id,
         confidence=record.confidence if record.confidence > 0 else 1.0,  # 0: the record states none
         supersedes=tuple(record.supersedes),
+        statement=(record.subject, record.attribute, record.value)
+        if record.subject and record.attribute and record.value
+        else (),
+    )
+
+
+def _warning(turn: common_pb2.Turn) -> RecallWarning:
+    """A held-back turn as a warning: what screening finds in it again, and a defanged excerpt."""
+    meta = RecordMeta.from_pb(turn.meta)
+    cues = instruction_cues(turn.text)
+    kind, reason = (cues[0].kind, cues[0].reason) if cues else ("quarantined", "held back by screening")
+    return RecallWarning(
+        id=turn.id,
+        kind=kind,
+        reason=f"held back ({meta.source.value} content): {reason}",
+        excerpt=defang(turn.text),
+        time=from_timestamp(turn.meta.time) if turn.meta.HasField("time") else None,
     )
 
 
@@ -176,9 +221,20 @@ class MemoryEngine:
         self.reranker = reranker
         self.llm = llm
         self._background: set[asyncio.Task[None]] = set()
+        self.audit = AuditQueue(self._send_audit)
+        """Security decisions on their way to the audit log (episodic memory), off the request path."""
+        self.guard = WriteGuard(settings, self.audit)
+        """Write rate limits and screening of every retained turn."""
+        self.access_notes_dropped = 0
+        """Access notes not sent because too many were in flight (episodic memory slow or down)."""
+        self._access_drops_logged_at = float("-inf")
+        self.held_banks = HeldBanks()
+        """Which banks' review queues have turns: a recall asks for warnings only where there can be some."""
 
     # ----- retain -------------------------------------------------------------------------------------
-    async def retain(self, bank_id: str, turns: Sequence[Turn], front: str = "") -> RetainResult:
+    async def retain(
+        self, bank_id: str, turns: Sequence[Turn], front: str = "", actor: str = ""
+    ) -> RetainResult:
         """Store turns: episodic first (durable, and indexed for meaning through its outbox), then working
         memory; logged with bank, sizes and latency (``front`` names the caller: "mcp" or "grpc").
 
@@ -186,6 +242,11 @@ class MemoryEngine:
         them to the semantic layer before answering; a semantic layer that is down or slow leaves them in
         the outbox, which delivers them once it is back, so a retain never loses a write. ``indexed`` says
         whether they were searchable by meaning when the call returned.
+
+        Before anything is written the write guard takes the retain's rate-limit tokens and screens every
+        turn (``actor``, the caller's credential label, goes into the audit log): a secret is redacted
+        (or the retain refused, by the bank's policy), an instruction aimed at the agent is held back for
+        review in episodic memory and never reaches working memory.
         """
         if not turns:
             raise InvalidArgument("turns", "must not be empty")
@@ -196,16 +257,31 @@ class MemoryEngine:
             raise InvalidArgument("turns", "turn ids must be unique within one call")
         timeout = self.settings.write_timeout
         started = time.perf_counter()
-        pb_turns = [turn.to_pb() for turn in turns]
-        recorded = await self.clients.episodic.call(
-            "RecordTurns",
-            episodic_pb2.RecordTurnsRequest(bank_id=bank_id, turns=pb_turns, index_now=True),
-            timeout,
+        self.guard.admit(bank_id, turns, actor)
+        chars = sum(len(turn.text) for turn in turns)
+        guarded = await off_loop(
+            lambda: self.guard.screen(bank_id, turns, actor), chars, SCREEN_OFF_LOOP_CHARS
         )
+        for decision in guarded.audit:
+            self.audit.record(decision)
+        if guarded.refused is not None:
+            raise guarded.refused
+        if guarded.held:
+            self.held_banks.note(bank_id, True)
+        pb_turns = [turn.to_pb() for turn in guarded.turns]
+        record = episodic_pb2.RecordTurnsRequest(
+            bank_id=bank_id, turns=pb_turns, index_now=True, quarantine=guarded.held, actor=actor
+        )
+        message_limits().check_request(record, "turns")  # refused whole, before any layer writes
+        recorded = await self.clients.episodic.call("RecordTurns", record, timeout)
+        working_turns = [turn for turn in pb_turns if turn.id not in guarded.held]
         try:
-            await self.clients.working.call(
-                "AppendTurns", working_pb2.AppendTurnsRequest(bank_id=bank_id, turns=pb_turns), timeout
-            )
+            if working_turns:
+                await self.clients.working.call(
+                    "AppendTurns",
+                    working_pb2.AppendTurnsRequest(bank_id=bank_id, turns=working_turns),
+                    timeout,
+                )
         except Exception as exc:
             # The turns are safe in episodic memory; a session window that missed them is rebuilt from there.
             log.warning(
@@ -220,6 +296,8 @@ class MemoryEngine:
                 "chars": sum(len(t.text) for t in turns),
                 "duplicates": recorded.duplicate_count,
                 "indexed": recorded.indexed,
+                "held": len(guarded.held),
+                "screened": len(guarded.screened),
                 "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
             },
         )
@@ -227,7 +305,47 @@ class MemoryEngine:
             turn_ids=tuple(ids),
             duplicate_count=recorded.duplicate_count,
             indexed=recorded.indexed,
+            screened=guarded.screened,
         )
+
+    async def _send_audit(self, entries: Sequence[common_pb2.AuditEntry]) -> None:
+        await self.clients.episodic.call(
+            "AppendAudit", episodic_pb2.AppendAuditRequest(entries=list(entries)), self.settings.write_timeout
+        )
+
+    # ----- the review queue and the audit log (admin; the fronts check the caller) --------------------
+    async def list_quarantine(
+        self, bank_id: str, status: str = "", limit: int = 50, page_token: str = ""
+    ) -> episodic_pb2.ListQuarantinedResponse:
+        """A page of the bank's review queue (turns held back by screening, with the reason)."""
+        return await self.clients.episodic.call(
+            "ListQuarantined",
+            episodic_pb2.ListQuarantinedRequest(
+                bank_id=bank_id, status=status, limit=limit, page_token=page_token
+            ),
+            self.settings.write_timeout,
+        )
+
+    async def review_quarantine(
+        self, bank_id: str, turn_ids: Sequence[str], decision: int, reviewer: str, note: str = ""
+    ) -> episodic_pb2.ReviewQuarantinedResponse:
+        """Approve (release into memory, indexed) or reject held turns; episodic memory audits each."""
+        reply = await self.clients.episodic.call(
+            "ReviewQuarantined",
+            episodic_pb2.ReviewQuarantinedRequest(
+                bank_id=bank_id, turn_ids=list(turn_ids), decision=decision, reviewer=reviewer, note=note
+            ),
+            self.settings.write_timeout,
+        )
+        log.info(
+            "review",
+            extra={"bank": bank_id, "approved": reply.approved_count, "rejected": reply.rejected_count},
+        )
+        return reply
+
+    async def list_audit(self, request: episodic_pb2.ListAuditRequest) -> episodic_pb2.ListAuditResponse:
+        """A page of the audit log, newest first."""
+        return await self.clients.episodic.call("ListAudit", request, self.settings.write_timeout)
 
     # ----- recall -------------------------------------------------------------------------------------
     async def _ask_working(
@@ -365,6 +483,7 @@ class MemoryEngine:
             return plan, plan.time.time_range, None, "filter"
         return plan, q.time_range, plan.time.time_range, "boost"
 
+    @traced("recall")  # the parent of every layer call the recall makes
     async def recall(self, q: RecallQuery) -> RecallResult:
         """Ask the layers in parallel, each within its share of one deadline, and fuse what came back in time.
 
@@ -393,9 +512,12 @@ class MemoryEngine:
             )
             for layer in q.layers
         }
-        done, pending = await asyncio.wait(tasks.values(), timeout=layer_budget)
+        warned = self._warnings_task(q, queries, layer_budget)
+        fanned = [*tasks.values(), *([warned] if warned is not None else [])]
+        done, pending = await asyncio.wait(fanned, timeout=layer_budget)
         for task in pending:
             task.cancel()
+        warnings = self._warnings_of(warned, done)
         outcomes = [
             task.result()
             if task in done
@@ -415,6 +537,7 @@ class MemoryEngine:
             size=sum(len(o.candidates) for o in outcomes),
             threshold=FUSION_OFF_LOOP_CANDIDATES,
         )
+        fused = await self._check(fused, q)
         asked = [r for r in (boost, q.time_range) if r is not None and (r.start or r.end)]
         fused = below_successors(fused, asked)  # a corrected statement ranks below its correction
         fused = fused[: max(q.top_k, self.reranker.head if self.reranker else 0)]
@@ -426,7 +549,7 @@ class MemoryEngine:
             memories = lessons_first(memories)
         budget, order = q.token_budget or self.settings.context_tokens, q.order or self.settings.context_order
         context = await off_loop(
-            lambda: assemble(memories, budget, order),
+            lambda: assemble_with_warnings(memories, warnings, budget, order),
             size=sum(len(m.text) for m in memories),
             threshold=ASSEMBLE_OFF_LOOP_CHARS,
         )
@@ -444,6 +567,7 @@ class MemoryEngine:
                 rewrites=tuple(queries),
             ),
             elapsed_ms=(time.perf_counter() - started) * 1000,
+            warnings=tuple(warnings),
         )
         log.info(
             "recall",
@@ -460,11 +584,78 @@ class MemoryEngine:
                 "entities": [entity.name for entity in named],
                 "partial": result.partial,
                 "returned": len(memories),
+                "flagged": sum(1 for m in memories if m.flags),
+                "warnings": len(warnings),
                 "context_tokens": context.tokens,
                 "elapsed_ms": round(result.elapsed_ms, 1),
             },
         )
         return result
+
+    async def _check(self, fused: list[RecalledMemory], q: RecallQuery) -> list[RecalledMemory]:
+        """The recall-time checks (:mod:`.consensus`) on the best candidates: flagged, down-weighted."""
+        if not self.settings.defences:
+            return fused
+        pool = max(self.settings.consensus_pool, q.top_k)
+        returned = self.reranker.head if self.reranker else 0  # the head the reranker may reorder
+        head, rest = fused[:pool], fused[pool:]
+        checked = await off_loop(  # statements and cues: ~1 us per character
+            lambda: assess(head, self.settings.consensus(), max(q.top_k, returned), q.query),
+            size=sum(len(m.text) for m in head),
+            threshold=ASSEMBLE_OFF_LOOP_CHARS,
+        )
+        return sorted([*checked, *rest], key=lambda m: -m.score)  # stable: equal scores keep their order
+
+    def _warnings_task(
+        self, q: RecallQuery, queries: Sequence[str], timeout: float
+    ) -> asyncio.Task[list[RecallWarning]] | None:
+        """Episodic memory's held-back turns related to the query, asked beside the layers (one call)."""
+        if not self.settings.defences or self.settings.warnings_limit <= 0:
+            return None
+        phrasings = Phrasings.distinct(queries[0], queries[1:], self.settings.rewrite_weight)
+        request = episodic_pb2.SearchTurnsRequest(
+            bank_id=q.bank_id,
+            **phrasings.request_fields(),
+            limit=self.settings.warnings_limit,
+            quarantined_only=True,  # the review queue takes no filters: warnings are about the query's words
+        )
+
+        async def ask() -> list[RecallWarning]:
+            if not await self._may_hold(q.bank_id, timeout):
+                return []
+            reply = await self.clients.episodic.call("SearchTurns", request, timeout)
+            return [_warning(hit.turn) for hit in reply.hits][: self.settings.warnings_limit]
+
+        return asyncio.create_task(ask())
+
+    async def _may_hold(self, bank_id: str, timeout: float) -> bool:
+        """Whether the bank's review queue has any turn (one page of one entry, when not known lately)."""
+        known = self.held_banks.known(bank_id)
+        if known is not None:
+            return known
+        page = await self.clients.episodic.call(
+            "ListQuarantined",
+            episodic_pb2.ListQuarantinedRequest(bank_id=bank_id, status="all", limit=1),
+            timeout,
+        )
+        self.held_banks.note(bank_id, bool(page.items))
+        return bool(page.items)
+
+    @staticmethod
+    def _warnings_of(
+        task: asyncio.Task[list[RecallWarning]] | None, done: set[asyncio.Task[Any]]
+    ) -> list[RecallWarning]:
+        """The warnings, or none when the search failed or was late (warnings never fail a recall)."""
+        if task is None or task not in done:
+            return []
+        exc = task.exception()
+        if exc is not None:
+            level = logging.DEBUG
+            if not isinstance(exc, grpc.aio.AioRpcError) or exc.code() is not grpc.StatusCode.UNIMPLEMENTED:
+                level = logging.WARNING
+            log.log(level, "recall warnings skipped", extra={"error": _describe(exc)})
+            return []
+        return task.result()
 
     def _entity_channel_on(self, q: RecallQuery) -> bool:
         """Whether this recall builds the entity channel (it needs score fusion, semantic and episodic)."""
@@ -532,14 +723,22 @@ class MemoryEngine:
             except Exception as exc:  # counting hits is best effort; recall already answered
                 log.debug("record access not noted", extra={"error": _describe(exc)})
 
-        task = asyncio.create_task(send())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        if len(self._background) >= MAX_ACCESS_NOTES_IN_FLIGHT:
+            self.access_notes_dropped += 1
+            if time.monotonic() - self._access_drops_logged_at >= ACCESS_DROP_LOG_SECONDS:
+                self._access_drops_logged_at = time.monotonic()
+                log.warning(
+                    "access notes dropped: too many in flight",
+                    extra={"dropped_total": self.access_notes_dropped, "in_flight": len(self._background)},
+                )
+            return
+        spawn(send(), name="record-access", timeout=self.settings.write_timeout, keep=self._background)
 
     async def drain(self) -> None:
-        """Wait for background work (access notes) to finish; called on close and by tests."""
+        """Wait for background work (access notes, audit entries) to finish; called on close and by tests."""
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
+        await self.audit.drain()
 
     # ----- episodes, reflection, forgetting ----------------------------------------------------------
     async def write_episode(self, bank_id: str, episode: episodic_pb2.Episode) -> episodic_pb2.Episode:
@@ -739,17 +938,25 @@ class MemoryEngine:
         )
 
     async def update(
-        self, bank_id: str, turn_id: str, text: str = "", meta: common_pb2.RecordMeta | None = None
+        self,
+        bank_id: str,
+        turn_id: str,
+        text: str = "",
+        meta: common_pb2.RecordMeta | None = None,
+        actor: str = "",
     ) -> tuple[common_pb2.Turn, str, bool]:
         """Replace a turn by a new version (new id; the old one archived) and move the other layers with it.
 
-        Returns the new turn, the superseded id and whether the new version was indexed for meaning.
+        Returns the new turn, the superseded id and whether the new version was indexed for meaning. A new
+        text is screened as a retain's is (by the new metadata's source, else the stored turn's).
         """
         if not turn_id:
             raise InvalidArgument("turn_id", "is required")
         if not text.strip() and meta is None:
             raise InvalidArgument("text", "give a new text or new metadata")
         timeout = self.settings.write_timeout
+        if text and self.settings.defences:
+            text = await self._screen_update(bank_id, turn_id, text, meta, actor)
         reply = await self.clients.episodic.call(
             "UpdateTurn",
             episodic_pb2.UpdateTurnRequest(
@@ -769,6 +976,25 @@ class MemoryEngine:
             log.warning("layer update failed after the durable write", extra={"error": _describe(exc)})
         log.info("update", extra={"bank": bank_id, "superseded": reply.superseded_id, "new": reply.turn.id})
         return reply.turn, reply.superseded_id, reply.indexed
+
+    async def _screen_update(
+        self, bank_id: str, turn_id: str, text: str, meta: common_pb2.RecordMeta | None, actor: str
+    ) -> str:
+        """The update's text as screening lets it be stored (redacted), or the refusal."""
+        source = RecordMeta.from_pb(meta).source if meta is not None and meta.source else None
+        if source is None:
+            stored = await self.get_turn(bank_id, turn_id)
+            source = RecordMeta.from_pb(stored.meta).source if stored is not None else Source.USER
+        guarded = await off_loop(
+            lambda: self.guard.screen_update(bank_id, turn_id, text, source, actor),
+            len(text),
+            SCREEN_OFF_LOOP_CHARS,
+        )
+        for decision in guarded.audit:
+            self.audit.record(decision)
+        if guarded.refused is not None:
+            raise guarded.refused
+        return guarded.turns[0].text if guarded.turns else text
 
     async def get_turn(self, bank_id: str, turn_id: str) -> common_pb2.Turn | None:
         """A stored turn by id (live or archived), or None when the bank has none with that id."""
@@ -898,9 +1124,13 @@ async def open_engine(
         reranker = HeadReranker(inference, settings.rerank_head, settings.reranker, settings.rerank_blend)
     llm = llm_from_settings(llm_settings or load(LLMSettings)) if settings.llm_rewrite else None
     engine = MemoryEngine(clients, settings, reranker, llm)
+    refusals = RefusalListener(engine.audit)
+    access_log = logging.getLogger("hindsight.access")
+    access_log.addHandler(refusals)
     try:
         yield engine
     finally:
+        access_log.removeHandler(refusals)
         await engine.drain()
         await clients.close()
         if llm is not None:

@@ -39,6 +39,7 @@ def reciprocal_rank_fusion(
     best: dict[str, tuple[int, Candidate]] = {}
     layer_ranks: dict[str, list[tuple[int, LayerName]]] = {}
     chains: dict[str, tuple[str, ...]] = {}
+    keys: dict[str, tuple[str, ...]] = {}
     for candidates in lists:
         seen: set[str] = set()
         for rank, candidate in enumerate(candidates, start=1):
@@ -48,6 +49,7 @@ def reciprocal_rank_fusion(
             scores[candidate.id] = scores.get(candidate.id, 0.0) + 1.0 / (k + rank)
             layer_ranks.setdefault(candidate.id, []).append((rank, candidate.layer))
             chains[candidate.id] = candidate.supersedes or chains.get(candidate.id, ())
+            keys[candidate.id] = candidate.statement or keys.get(candidate.id, ())
             if candidate.id not in best or rank < best[candidate.id][0]:
                 best[candidate.id] = (rank, candidate)
     for rid, value in (extra or {}).items():
@@ -62,15 +64,20 @@ def reciprocal_rank_fusion(
             scores[rid],
             [layer for _, layer in sorted(layer_ranks[rid], key=lambda i: i[0])],
             chains[rid],
+            keys[rid],
         )
         for rid in ordered
     ]
 
 
 def _memory(
-    source: Candidate, score: float, layers: Sequence[LayerName], supersedes: tuple[str, ...] = ()
+    source: Candidate,
+    score: float,
+    layers: Sequence[LayerName],
+    supersedes: tuple[str, ...] = (),
+    statement: tuple[str, ...] = (),
 ) -> RecalledMemory:
-    """One fused memory; ``supersedes`` comes from whichever layer knew the record's chain."""
+    """One fused memory; ``supersedes`` and ``statement`` come from whichever layer knew them."""
     return RecalledMemory(
         id=source.id,
         text=source.text,
@@ -82,6 +89,7 @@ def _memory(
         confidence=source.confidence,
         session_id=source.session_id,
         supersedes=supersedes or source.supersedes,
+        statement=statement or source.statement,
     )
 
 
@@ -111,6 +119,7 @@ def score_fusion(
     best: dict[str, tuple[float, Candidate]] = {}
     layer_scores: dict[str, list[tuple[float, LayerName]]] = {}
     chains: dict[str, tuple[str, ...]] = {}
+    keys: dict[str, tuple[str, ...]] = {}
     for candidates in lists:
         if not candidates:
             continue
@@ -125,6 +134,7 @@ def score_fusion(
             fused[candidate.id] = fused.get(candidate.id, 0.0) + weight * value
             layer_scores.setdefault(candidate.id, []).append((value, layer))
             chains[candidate.id] = candidate.supersedes or chains.get(candidate.id, ())
+            keys[candidate.id] = candidate.statement or keys.get(candidate.id, ())
             if candidate.id not in best or value > best[candidate.id][0]:
                 best[candidate.id] = (value, candidate)
     for rid, value in (extra or {}).items():
@@ -152,6 +162,7 @@ def score_fusion(
             final[rid],
             [layer for _, layer in sorted(layer_scores[rid], key=lambda i: -i[0])],
             chains[rid],
+            keys[rid],
         )
         for rid in ordered
     ]

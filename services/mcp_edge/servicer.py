@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import hmac
 import uuid
 
 import grpc
 
 from hindsight.contracts.common.v1 import common_pb2
+from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
 from hindsight.mcp_edge.domain import ALL_LAYERS, LayerName, RecallQuery, RecallResult
 from hindsight.mcp_edge.engine import MemoryEngine
-from hindsight.runtime.errors import InvalidArgument
+from hindsight.runtime.errors import InvalidArgument, PermissionDenied
+from hindsight.runtime.interceptors import caller_var
 from hindsight.runtime.records import TimeRange, Turn, from_timestamp, to_timestamp, utcnow
 from hindsight.runtime.timeexpr import checked_time_zone
 from hindsight.runtime.validation import check_limit, check_tags, check_text
@@ -100,7 +103,11 @@ def recall_query_from_request(request: memory_pb2.RecallRequest) -> RecallQuery:
         tags=check_tags(list(request.tags)),
         token_budget=check_limit(request.token_budget, "token_budget", default=0, maximum=MAX_TOKEN_BUDGET),
         order=_order(request.order),
-        reference_time=from_timestamp(request.reference_time) if request.HasField("reference_time") else None,
+        reference_time=(
+            from_timestamp(request.reference_time, "reference_time")
+            if request.HasField("reference_time")
+            else None
+        ),
         time_zone=checked_time_zone(request.time_zone),
     )
 
@@ -126,8 +133,15 @@ def recall_response(result: RecallResult) -> memory_pb2.RecallResponse:
                 kind=m.kind,
                 supersedes=list(m.supersedes),
                 superseded_by=m.superseded_by,
+                flags=[memory_pb2.SecurityFlag(kind=f.kind, reason=f.reason) for f in m.flags],
             )
             for m in result.memories
+        ],
+        warnings=[
+            memory_pb2.SecurityWarning(
+                id=w.id, kind=w.kind, reason=w.reason, excerpt=w.excerpt, time=to_timestamp(w.time)
+            )
+            for w in result.warnings
         ],
         partial=result.partial,
         layer_reports=[
@@ -165,10 +179,22 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
         self, request: memory_pb2.RetainRequest, context: grpc.aio.ServicerContext
     ) -> memory_pb2.RetainResponse:
         result = await self.engine.retain(
-            request.bank_id, turns_from_request(list(request.turns)), front="grpc"
+            request.bank_id,
+            turns_from_request(list(request.turns)),
+            front="grpc",
+            actor=caller_var.get().name,
         )
         return memory_pb2.RetainResponse(
-            turn_ids=list(result.turn_ids), duplicate_count=result.duplicate_count, indexed=result.indexed
+            turn_ids=list(result.turn_ids),
+            duplicate_count=result.duplicate_count,
+            indexed=result.indexed,
+            screened=[
+                common_pb2.TurnScreening(
+                    turn_id=item.turn_id,
+                    screening=common_pb2.Screening(kind=item.kind, reason=item.reason, action=item.action),
+                )
+                for item in result.screened
+            ],
         )
 
     async def Recall(
@@ -256,6 +282,7 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
             request.turn_id,
             text=request.text,
             meta=request.meta if request.HasField("meta") else None,
+            actor=caller_var.get().name,
         )
         return memory_pb2.UpdateResponse(turn=turn, superseded_id=superseded, indexed=indexed)
 
@@ -321,3 +348,64 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
             mentions=reply.mentions,
             next_page_token=reply.next_page_token,
         )
+
+    def _admin(self, context: grpc.aio.ServicerContext, what: str) -> str:
+        """The caller's label when it is an operator (an admin credential, or the admin token header as
+        the debug listing takes it); PERMISSION_DENIED otherwise."""
+        caller = caller_var.get()
+        if caller.admin:
+            return caller.name
+        token = next(
+            (
+                item.value if isinstance(item.value, str) else item.value.decode()
+                for item in context.invocation_metadata() or ()
+                if item.key == ADMIN_TOKEN_HEADER
+            ),
+            None,
+        )
+        expected = self.engine.settings.admin_token
+        if expected and token and hmac.compare_digest(expected, token):
+            return "admin"
+        raise PermissionDenied(f"{what} needs an admin credential")
+
+    async def ListQuarantine(
+        self, request: memory_pb2.ListQuarantineRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.ListQuarantineResponse:
+        self._admin(context, "ListQuarantine")
+        reply = await self.engine.list_quarantine(
+            request.bank_id,
+            status=request.status,
+            limit=check_limit(request.limit, "limit", default=50, maximum=MAX_LIST),
+            page_token=request.page_token,
+        )
+        return memory_pb2.ListQuarantineResponse(
+            items=reply.items, next_page_token=reply.next_page_token, pending_count=reply.pending_count
+        )
+
+    async def ReviewQuarantine(
+        self, request: memory_pb2.ReviewQuarantineRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.ReviewQuarantineResponse:
+        reviewer = self._admin(context, "ReviewQuarantine")
+        reply = await self.engine.review_quarantine(
+            request.bank_id, list(request.turn_ids), request.decision, reviewer, request.note
+        )
+        return memory_pb2.ReviewQuarantineResponse(
+            approved_count=reply.approved_count,
+            rejected_count=reply.rejected_count,
+            not_pending_ids=list(reply.not_pending_ids),
+        )
+
+    async def ListAudit(
+        self, request: memory_pb2.ListAuditRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.ListAuditResponse:
+        self._admin(context, "ListAudit")
+        query = episodic_pb2.ListAuditRequest(
+            bank_id=request.bank_id,
+            action=request.action,
+            limit=check_limit(request.limit, "limit", default=100, maximum=MAX_LIST),
+            page_token=request.page_token,
+        )
+        if request.HasField("since"):
+            query.since.CopyFrom(request.since)
+        reply = await self.engine.list_audit(query)
+        return memory_pb2.ListAuditResponse(entries=reply.entries, next_page_token=reply.next_page_token)

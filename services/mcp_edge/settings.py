@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hindsight.mcp_edge.consensus import ConsensusSettings
 from hindsight.mcp_edge.domain import CONTEXT_ORDERS, LayerName
 from hindsight.mcp_edge.endpoint import check_mcp_http
 from hindsight.mcp_edge.fusion import Adjustments
@@ -154,6 +155,35 @@ class EdgeSettings:
         True,
         "Tell episodic memory which records each recall returned (hit counts), off the request path.",
     )
+    unverified_weight: float = env(
+        "HINDSIGHT_UNVERIFIED_WEIGHT",
+        0.5,
+        "Score multiplier of a recalled memory from a tool or outside source (or derived only from such "
+        "turns) that no trusted memory of the recall corroborates (flag unverified_source; 1: flag only).",
+    )
+    dissent_weight: float = env(
+        "HINDSIGHT_DISSENT_WEIGHT",
+        0.3,
+        "Score multiplier of a recalled memory that contradicts what the other memories of the recall "
+        "agree on (flag contradicts_consensus; 1: flag only).",
+    )
+    consensus_margin: float = env(
+        "HINDSIGHT_CONSENSUS_MARGIN",
+        2.0,
+        "A memory contradicts the consensus when the others' support (distinct sources and sessions, "
+        "weighed by trust) is at least this many times its own.",
+    )
+    consensus_pool: int = env(
+        "HINDSIGHT_CONSENSUS_POOL",
+        50,
+        "How many of the best fused candidates the recall-time checks compare (and may down-weight).",
+    )
+    warnings_limit: int = env(
+        "HINDSIGHT_WARNINGS_LIMIT",
+        3,
+        "Most held-back records (quarantined or rejected) a recall returns as warnings for its query "
+        "(0: no warnings).",
+    )
     admin_token: str = env(
         "HINDSIGHT_ADMIN_TOKEN",
         "",
@@ -217,6 +247,53 @@ class EdgeSettings:
         "(a JWT's scope or scp claim; static tokens carry them all); empty: none required.",
     )
     default_bank: str = env("HINDSIGHT_BANK", "default", "Bank used by MCP tools when a call names none.")
+    defences: bool = env(
+        "HINDSIGHT_DEFENCES",
+        True,
+        "Master switch of the poisoning defences ('on' or 'off'): off turns off write-time screening, "
+        "quarantine, write rate limits, consensus flags, warnings and trust down-weighting "
+        "(docs/security.md).",
+    )
+    secret_policy: str = env(
+        "HINDSIGHT_SECRET_POLICY",
+        "redact",
+        "What a retained turn holding a secret (API key, private key, JWT, bearer token, password, "
+        "connection string with a password, card number) gets: 'redact' (stored with the secret replaced), "
+        "'refuse' (the retain fails naming the field, nothing stored) or 'quarantine' (held for review).",
+    )
+    secret_policy_banks: tuple[str, ...] = env(
+        "HINDSIGHT_SECRET_POLICY_BANKS",
+        (),
+        "Per-bank secret policies overriding HINDSIGHT_SECRET_POLICY, comma-separated bank=policy pairs "
+        "(e.g. 'payments=refuse,lab=quarantine').",
+    )
+    instruction_policy: str = env(
+        "HINDSIGHT_INSTRUCTION_POLICY",
+        "quarantine",
+        "What a retained turn holding an instruction aimed at the agent gets: 'quarantine' (held for "
+        "review, kept out of recall and reflection) or 'flag' (stored, reported in the retain's answer).",
+    )
+    write_rate_bank: float = env(
+        "HINDSIGHT_WRITE_RATE_BANK",
+        2000.0,
+        "Turns per second one bank may retain, sustained (a token bucket; 0: no limit).",
+    )
+    write_burst_bank: int = env(
+        "HINDSIGHT_WRITE_BURST_BANK",
+        100_000,
+        "Turns one bank may retain at once before the sustained rate applies (the bucket's size).",
+    )
+    write_rate_untrusted: float = env(
+        "HINDSIGHT_WRITE_RATE_UNTRUSTED",
+        20.0,
+        "Turns per second one bank may retain from each untrusted source (tool, external), sustained "
+        "(0: no limit).",
+    )
+    write_burst_untrusted: int = env(
+        "HINDSIGHT_WRITE_BURST_UNTRUSTED",
+        1000,
+        "Turns one bank may retain at once from each untrusted source before its sustained rate applies.",
+    )
 
     def __post_init__(self) -> None:
         if self.fusion not in {"score", "rrf"}:
@@ -245,11 +322,37 @@ class EdgeSettings:
             raise SettingsError("importance weight, time boost and rewrite weight must not be negative")
         self.layer_weights()
         self.signals()
+        self.consensus()
         try:
             timeexpr.time_zone(self.time_zone)
         except timeexpr.UnknownTimeZone as exc:
             raise SettingsError(f"HINDSIGHT_TIME_ZONE: {exc}") from None
         check_mcp_http(self)
+        self.secret_policies()
+        if self.instruction_policy not in {"quarantine", "flag"}:
+            raise SettingsError("HINDSIGHT_INSTRUCTION_POLICY must be 'quarantine' or 'flag'")
+        if (
+            min(self.write_rate_bank, self.write_rate_untrusted) < 0
+            or min(self.write_burst_bank, self.write_burst_untrusted) < 1
+        ):
+            raise SettingsError(
+                "HINDSIGHT_WRITE_RATE_* must not be negative and HINDSIGHT_WRITE_BURST_* must be positive"
+            )
+
+    def secret_policies(self) -> tuple[str, dict[str, str]]:
+        """The default secret policy and the per-bank ones, checked (a typo is refused, never ignored)."""
+        allowed = ("redact", "refuse", "quarantine")
+        if self.secret_policy not in allowed:
+            raise SettingsError(f"HINDSIGHT_SECRET_POLICY must be one of {', '.join(allowed)}")
+        banks: dict[str, str] = {}
+        for pair in self.secret_policy_banks:
+            bank, _, policy = pair.partition("=")
+            if not bank.strip() or policy.strip() not in allowed:
+                raise SettingsError(
+                    f"HINDSIGHT_SECRET_POLICY_BANKS: {pair!r} is not bank=policy ({', '.join(allowed)})"
+                )
+            banks[bank.strip()] = policy.strip()
+        return self.secret_policy, banks
 
     def layer_weights(self) -> dict[LayerName, float]:
         """``fusion_weights`` parsed; unknown layer names are refused, so a typo never goes unnoticed."""
@@ -279,6 +382,19 @@ class EdgeSettings:
         """Weight of each layer's list in fusion: its layer weight times its signal's weight."""
         signals, layers = self.signals(), self.layer_weights()
         return {layer: layers[layer] * signals[LAYER_SIGNAL[layer]] for layer in LayerName}
+
+    def consensus(self) -> ConsensusSettings:
+        """The recall-time checks' weights, checked (weights in 0..1, a margin of at least 1)."""
+        if not (0 <= self.unverified_weight <= 1 and 0 <= self.dissent_weight <= 1):
+            raise SettingsError(
+                "HINDSIGHT_UNVERIFIED_WEIGHT and HINDSIGHT_DISSENT_WEIGHT must be between 0 and 1"
+            )
+        if self.consensus_margin < 1 or self.consensus_pool < 1 or self.warnings_limit < 0:
+            raise SettingsError(
+                "HINDSIGHT_CONSENSUS_MARGIN must be at least 1, HINDSIGHT_CONSENSUS_POOL positive and "
+                "HINDSIGHT_WARNINGS_LIMIT not negative"
+            )
+        return ConsensusSettings(self.unverified_weight, self.dissent_weight, self.consensus_margin)
 
     def adjustments(self) -> Adjustments:
         """The score factors applied after fusion."""

@@ -20,6 +20,11 @@ task (its topic), so that a newer lesson saying the opposite can supersede it.
 
 A lesson's id is ``content_id(bank, task type or situation, lesson text)``, so deriving it again
 (from the same or from new episodes) updates one record instead of adding a duplicate.
+
+With the poisoning defences on, no lesson is drawn from episodes that only tools and outside sources
+reported (the sources of their turns): such a lesson would turn planted content into advice. It is drawn
+once a trusted episode (the user's or the agent's own) or an untrusted one of the other kind backs it
+(:func:`vouched`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from dataclasses import dataclass, field
 
 from hindsight.reflect.domain import Episode, Lesson, Method, Result
 from hindsight.runtime.records import RecordMeta, Source, Trust, content_id
+from hindsight.runtime.trust import corroborated
 
 STATED_CONFIDENCE = 0.7
 RECOVERY_CONFIDENCE = 0.6
@@ -284,8 +290,14 @@ def lesson_id(bank_id: str, group: str, text: str) -> str:
     return content_id(bank_id, group, text)
 
 
-def derive_lessons(bank_id: str, episodes: Iterable[Episode]) -> list[Lesson]:
-    """The lessons a bank's episodes teach, most confident first; equal lessons are merged."""
+def vouched(episodes: Iterable[Episode]) -> bool:
+    """Whether the episodes a lesson comes from are backed by more than tool or outside content alone."""
+    return corroborated(source for episode in episodes for source in episode.sources)
+
+
+def derive_lessons(bank_id: str, episodes: Iterable[Episode], guarded: bool = True) -> list[Lesson]:
+    """The lessons a bank's episodes teach, most confident first; equal lessons are merged. ``guarded``:
+    only those :func:`vouched` for."""
     ordered = sorted({e.id: e for e in episodes}.values(), key=lambda e: (e.moment, e.id))
     drafts = _drafts(ordered)
     _reinforce(drafts, ordered)
@@ -314,5 +326,6 @@ def derive_lessons(bank_id: str, episodes: Iterable[Episode]) -> list[Lesson]:
             stance=d.stance,
         )
         for key, d in merged.items()
+        if not guarded or vouched(d.sources)
     ]
     return sorted(lessons, key=lambda lesson: (-lesson.confidence, lesson.id))

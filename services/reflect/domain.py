@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from hindsight.runtime.records import RecordMeta
+from hindsight.runtime.records import RecordMeta, Source
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -41,6 +41,13 @@ class Episode:
     tools: tuple[str, ...] = ()
     meta: RecordMeta = field(default_factory=RecordMeta)
     recorded_at: datetime | None = None
+    turn_sources: tuple[Source, ...] = ()
+    """Sources of the turns it was segmented from (read when the defences are on); empty: unknown."""
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        """Who produced what it reports: its turns' sources when known, else its own source."""
+        return self.turn_sources or (self.meta.source,)
 
     @property
     def moment(self) -> datetime:

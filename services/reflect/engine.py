@@ -23,7 +23,7 @@ import numpy as np
 
 from hindsight.contracts.inference.v1 import inference_pb2_grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
-from hindsight.reflect.derive import derive_lessons
+from hindsight.reflect.derive import derive_lessons, vouched
 from hindsight.reflect.domain import (
     Episode,
     Lesson,
@@ -235,10 +235,23 @@ class ReflectEngine:
                 log.info("llm budget spent for this hour; using rules", extra={"trigger": trigger})
         if lessons is None:
             lessons = await off_loop(
-                lambda: derive_lessons(bank_id, episodes),
+                lambda: derive_lessons(bank_id, episodes, self.settings.defences),
                 size=len(episodes),
                 threshold=DERIVE_OFF_LOOP_EPISODES,
             )
+        if self.settings.defences:  # the LLM's lessons too: none from tool or outside content alone
+            by_id = {episode.id: episode for episode in episodes}
+            kept = [
+                lesson
+                for lesson in lessons
+                if vouched([by_id[e] for e in lesson.source_episode_ids if e in by_id] or episodes)
+            ]
+            if len(kept) < len(lessons):
+                log.info(
+                    "lessons from unverified sources only not drawn",
+                    extra={"count": len(lessons) - len(kept)},
+                )
+            lessons = kept
         upserted = await self.store.upsert(bank_id, lessons, now)
         if session_id and episodes:
             await self.store.mark_session(bank_id, session_id, now, max(e.moment for e in episodes))

@@ -29,7 +29,7 @@ from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.errors import FailedPrecondition
 from hindsight.runtime.llm import LLMSettings, llm_from_settings
 from hindsight.runtime.main import run_service
-from hindsight.runtime.server import ServiceSpec
+from hindsight.runtime.server import ServiceSpec, being_cancelled, stop_task
 from hindsight.runtime.settings import load
 from hindsight.runtime.startup import TRANSIENT, open_with_retry
 
@@ -44,6 +44,8 @@ async def _every(seconds: float, name: str, job: Callable[[], Awaitable[None]]) 
         try:
             await job()
         except Exception:
+            if being_cancelled():  # the cancel of shutdown, turned into another error by a client
+                raise asyncio.CancelledError from None
             log.exception("scheduled job failed", extra={"job": name})
 
 
@@ -101,7 +103,7 @@ async def open_service(
         ) as store:
             engine = ReflectEngine(
                 store,
-                EpisodicClient(episodic),
+                EpisodicClient(episodic, turn_sources=settings.defences),
                 settings,
                 reflector=reflector,
                 embedder=InferenceEmbedder(inference) if inference is not None else None,
@@ -130,8 +132,7 @@ async def open_service(
             yield ServiceSpec(SERVICE_NAME, register, store.ready)
     finally:
         for task in schedules:
-            task.cancel()
-        await asyncio.gather(*schedules, return_exceptions=True)
+            await stop_task(task)
         await episodic.close()
         if semantic is not None:
             await semantic.close()

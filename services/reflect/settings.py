@@ -39,6 +39,12 @@ class ReflectSettings:
     acquire_timeout_seconds: float = env(
         "HINDSIGHT_REFLECT_ACQUIRE_TIMEOUT_SECONDS", 5.0, "How long a request waits for a free connection."
     )
+    defences: bool = env(
+        "HINDSIGHT_DEFENCES",
+        True,
+        "Poisoning defences ('on' or 'off'; the edge reads the same switch): no lesson is drawn from episodes"
+        " that only tools and outside sources reported (docs/security.md).",
+    )
     inference_addr: str = env(
         "HINDSIGHT_INFERENCE_ADDR", "", "Address (host:port) of the inference layer; merging needs its Embed."
     )

@@ -20,10 +20,12 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from hindsight.runtime.background import spawn
 from hindsight.runtime.errors import FailedPrecondition, InvalidArgument, NotFound
 from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import TimeRange, content_id
 from hindsight.runtime.rewrites import Phrasings
+from hindsight.runtime.trust import untrusted
 from hindsight.semantic.embedder import Embedder
 from hindsight.semantic.extract import Extraction, RuleExtractor, entities_of_fact, is_multi_valued
 from hindsight.semantic.llm_extract import LLMExtractor
@@ -40,6 +42,7 @@ from hindsight.semantic.records import (
     SemanticRecord,
 )
 from hindsight.semantic.store import VectorStore, key_of
+from hindsight.semantic.trust import guard, merged_meta, unverified
 from hindsight.semantic.turn_chains import TurnChains
 
 log = logging.getLogger(__name__)
@@ -92,12 +95,30 @@ def _sign(value: float) -> int:
     return (value > 0) - (value < 0)
 
 
-def settle(new: SemanticRecord, old: SemanticRecord) -> tuple[Outcome, str]:
+def settle(
+    new: SemanticRecord, old: SemanticRecord, guarded: bool = False, version: bool = False
+) -> tuple[Outcome, str]:
     """Decide a conflict by time (when each was true or said) and trust; with the reason.
 
     A later statement replaces an earlier one unless it is less trusted; a more trusted one replaces a
     less trusted one unless it is older. When both speak at the same moment, trust alone decides.
+    ``version``: ``new`` comes from an update's new version of a turn ``old`` came from, which corrects it
+    whatever the times say (the new version keeps the old one's time). ``guarded`` (the poisoning
+    defences): an unverified value (:mod:`.trust`) never replaces one from a trusted source (it is queued
+    for review), and a trusted value always replaces an unverified one.
     """
+    if guarded and unverified(new) and not untrusted(old.meta.source):
+        return (
+            Outcome.REVIEW,
+            f"the newer value comes from a less trusted, unverified source ({new.meta.source.value})",
+        )
+    if version:
+        return Outcome.SUPERSEDE, "an update replaced the turn the current value came from"
+    if guarded and unverified(old) and not untrusted(new.meta.source):
+        return (
+            Outcome.SUPERSEDE,
+            f"the current value comes from an unverified source ({old.meta.source.value})",
+        )
     new_time, old_time = new.valid_from or new.meta.time, old.valid_from or old.meta.time
     time_order = _sign((new_time - old_time).total_seconds()) if new_time and old_time else 1
     trust_order = _sign(int(new.meta.trust) - int(old.meta.trust))
@@ -112,8 +133,9 @@ def settle(new: SemanticRecord, old: SemanticRecord) -> tuple[Outcome, str]:
     return Outcome.REVIEW, "the more trusted value is older than the current one"
 
 
-def merge_into(kept: SemanticRecord, new: SemanticRecord) -> SemanticRecord:
-    """``kept`` absorbs ``new``: newer text and value, unioned provenance, tags and merged ids."""
+def merge_into(kept: SemanticRecord, new: SemanticRecord, guarded: bool = False) -> SemanticRecord:
+    """``kept`` absorbs ``new``: newer text and value, unioned provenance, tags and merged ids (``guarded``:
+    trust and the unverified marker as corroboration decides, :func:`.trust.merged_meta`)."""
     meta = replace(
         kept.meta,
         source_turn_ids=tuple(dict.fromkeys((*kept.meta.source_turn_ids, *new.meta.source_turn_ids))),
@@ -122,6 +144,8 @@ def merge_into(kept: SemanticRecord, new: SemanticRecord) -> SemanticRecord:
         trust=max(kept.meta.trust, new.meta.trust),
         time=max((t for t in (kept.meta.time, new.meta.time) if t), default=None),
     )
+    if guarded:
+        meta = merged_meta(kept, new, meta)
     merged = (*kept.merged_ids, *([new.id] if new.id != kept.id else []), *new.merged_ids)
     return replace(
         kept,
@@ -132,6 +156,24 @@ def merge_into(kept: SemanticRecord, new: SemanticRecord) -> SemanticRecord:
         confidence=max(kept.confidence, new.confidence),
         merged_ids=tuple(dict.fromkeys(m for m in merged if m != kept.id)),
     )
+
+
+def replaced_versions(records: Sequence[SemanticRecord]) -> dict[str, frozenset[str]]:
+    """Turn id -> the turns it is a new version of: a turn that cites other turns in its provenance is one (an
+    update's new version, under a new id, cites the version it replaced first; an import keeps that link)."""
+    versions: dict[str, frozenset[str]] = {}
+    for record in records:
+        earlier = frozenset(i for i in record.meta.source_turn_ids if i != record.id)
+        if record.kind is RecordKind.TURN and earlier:
+            versions[record.id] = earlier
+    return versions
+
+
+def is_version_of(new: SemanticRecord, old: SemanticRecord, versions: dict[str, frozenset[str]]) -> bool:
+    """Whether ``new`` comes from a new version of a turn ``old`` came from (``versions``:
+    :func:`replaced_versions`)."""
+    replaced = {i for turn in new.meta.source_turn_ids for i in versions.get(turn, ())}
+    return bool(replaced.intersection(old.meta.source_turn_ids))
 
 
 def query_keys(query: str) -> list[str]:
@@ -175,6 +217,11 @@ class SemanticEngine:
     """Whether a turn that corrects or restates an earlier one supersedes it (:mod:`.turn_chains`)."""
     pages: bool = True
     """Whether turns are read for the entities they mention, kept on entity pages (:mod:`.pages`)."""
+    defences: bool = True
+    """Poisoning defences: unverified facts stay low and marked until corroborated (:mod:`.trust`)."""
+    llm_pass_timeout: float = 300.0
+    """Seconds one background LLM fact pass may take in all: the LLM's answer, then embedding and writing
+    its facts (it runs after the Upsert answered, outside that call's deadline)."""
     _pending: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
     _pages: PageKeeper = field(init=False, repr=False)
 
@@ -199,9 +246,12 @@ class SemanticEngine:
                 "llm fact passes all busy; this batch keeps the rules' facts", extra={"turns": len(turns)}
             )
         elif self.llm is not None and turns:
-            task = asyncio.create_task(self._llm_pass(self.llm, bank_id, turns))
-            self._pending.add(task)
-            task.add_done_callback(self._pending.discard)
+            spawn(
+                self._llm_pass(self.llm, bank_id, turns),
+                name="llm-fact-pass",
+                timeout=self.llm_pass_timeout,
+                keep=self._pending,
+            )
         return len(given)
 
     async def _extract(self, turns: Sequence[SemanticRecord]) -> Extraction:
@@ -222,7 +272,7 @@ class SemanticEngine:
         try:
             found = await llm.extract(bank_id, turns)
             if found is not None and found.facts:
-                await self._write(bank_id, [], found)
+                await self._write(bank_id, [], found, replaced_versions(turns))
         except Exception:
             log.exception("llm fact pass failed", extra={"bank_id": bank_id})
 
@@ -231,14 +281,23 @@ class SemanticEngine:
         while self._pending:
             await asyncio.gather(*list(self._pending), return_exceptions=True)
 
-    async def _write(self, bank_id: str, given: list[SemanticRecord], extraction: Extraction) -> None:
+    async def _write(
+        self,
+        bank_id: str,
+        given: list[SemanticRecord],
+        extraction: Extraction,
+        versions: dict[str, frozenset[str]] | None = None,
+    ) -> None:
         """Embed, merge or supersede, then write records, links, review items and entities, in that order
-        (records first: a link or an entity never points at a record that was not written)."""
+        (records first: a link or an entity never points at a record that was not written). ``versions``:
+        the updates among the turns (:func:`replaced_versions`; by default read from ``given``)."""
         page_entities: list[Entity] = []
         if self.pages:
             given, page_entities = await self._pages.annotate(bank_id, given, extraction)
         ids = {record.id for record in given}
         everything = given + [fact for fact in extraction.facts if fact.id not in ids]
+        if self.defences:
+            everything = [guard(record) for record in everything]
         if not everything:
             return
         vectors = await self.embedder.embed(bank_id, [embedding_text(record) for record in everything])
@@ -249,7 +308,10 @@ class SemanticEngine:
         for item in items:
             if item.record.kind not in DISTILLED:
                 batch.put(item.record, item.vector)
-        await self._distil(bank_id, [item for item in items if item.record.kind in DISTILLED], batch)
+        distilled = [item for item in items if item.record.kind in DISTILLED]
+        await self._distil(
+            bank_id, distilled, batch, replaced_versions(given) if versions is None else versions
+        )
         entities = [*extraction.entities, *page_entities]
         for record in given:  # facts the caller distilled feed the graph too
             if record.kind in DISTILLED and record.subject and record.attribute and record.value:
@@ -282,15 +344,22 @@ class SemanticEngine:
         turns = [item for item in items if item.record.kind is RecordKind.TURN]
         if not turns:
             return items
-        chains = TurnChains(self.extractor or RuleExtractor(), clock=self.clock)
+        chains = TurnChains(self.extractor or RuleExtractor(), clock=self.clock, guarded=self.defences)
         links = await chains.link(self.store, bank_id, turns, extraction.facts)
         batch.superseded.extend(links.superseded)
         for rewritten in links.rewrites:
             batch.put(rewritten.record, rewritten.vector)
         return [EmbeddedRecord(links.records.get(i.record.id, i.record), i.vector) for i in items]
 
-    async def _distil(self, bank_id: str, items: Sequence[EmbeddedRecord], batch: _Batch) -> None:
-        """Merge near-duplicates, then settle conflicts, in the order the records came."""
+    async def _distil(
+        self,
+        bank_id: str,
+        items: Sequence[EmbeddedRecord],
+        batch: _Batch,
+        versions: dict[str, frozenset[str]],
+    ) -> None:
+        """Merge near-duplicates, then settle conflicts, in the order the records came (a fact from an
+        update's new version corrects the facts of the version it replaced: ``versions``)."""
         if not items:
             return
         known = await self.store.get(bank_id, [item.record.id for item in items])
@@ -317,13 +386,13 @@ class SemanticEngine:
         ):
             record, vector = item.record, item.vector
             if record.id in known:  # written again by id: its text, the validity and merges learned since
-                batch.put(merge_into(known[record.id].record, record), vector)
+                batch.put(merge_into(known[record.id].record, record, self.defences), vector)
                 continue
             pool = [held for held in about if held.record.id not in batch.records]
             twin = await self._twin(item, [*pool, *batch.records.values()]) or nearest.get(record.id)
             if twin is not None:
                 base = batch.records[twin.id].record if twin.id in batch.records else twin
-                batch.put(merge_into(base, record), vector)
+                batch.put(merge_into(base, record, self.defences), vector)
                 continue
             record = replace(record, valid_from=record.valid_from or record.meta.time or self.clock())
             key = (key_of(record.subject), record.attribute)
@@ -333,7 +402,7 @@ class SemanticEngine:
                 if record.subject and record.attribute and not is_multi_valued(record.attribute):
                     current[key] = record
                 continue
-            outcome, reason = settle(record, old)
+            outcome, reason = settle(record, old, self.defences, is_version_of(record, old, versions))
             if outcome is Outcome.SUPERSEDE:
                 until = record.valid_from or self.clock()
                 if old.id in batch.records:
@@ -585,13 +654,35 @@ class SemanticEngine:
         whole_bank: bool = False,
     ) -> int:
         """Delete by record id, cited source turn or session (or the whole bank); returns how many
-        records went. A fact whose successor is deleted becomes current again."""
+        records went. A record whose successor is deleted becomes current again, unless that successor
+        was superseded itself (an update's old version, archived): then the successor's successor replaces
+        it, as it replaced the deleted one."""
         self._pages.forget(bank_id)
         if whole_bank:
             deleted = await self.store.delete_bank(bank_id)
             log.info("deleted bank", extra={"records": deleted})
             return deleted
+        named = await self.store.get(bank_id, ids) if ids else {}
         gone = await self.store.delete(bank_id, ids, source_turn_ids, session_id)
-        restored = await self.store.restore(bank_id, gone)
-        log.info("deleted", extra={"records": len(gone), "restored": restored})
+        successors = _successors(gone, {i: held.record.superseded_by for i, held in named.items()})
+        relinked = 0
+        for record_id, successor in successors.items():
+            relinked += await self.store.relink(bank_id, record_id, successor)
+        restored = await self.store.restore(bank_id, [i for i in gone if i not in successors])
+        log.info("deleted", extra={"records": len(gone), "restored": restored, "relinked": relinked})
         return len(gone)
+
+
+def _successors(gone: Sequence[str], superseded_by: dict[str, str]) -> dict[str, str]:
+    """Deleted id -> the first record after it in its chain that is not deleted too (``superseded_by``:
+    the links of the deleted records known), for those that have one."""
+    deleted = set(gone)
+    found: dict[str, str] = {}
+    for record_id in gone:
+        successor, seen = superseded_by.get(record_id, ""), {record_id}
+        while successor in deleted and successor not in seen:
+            seen.add(successor)
+            successor = superseded_by.get(successor, "")
+        if successor and successor not in deleted:
+            found[record_id] = successor
+    return found

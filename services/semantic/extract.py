@@ -398,14 +398,15 @@ def fact_record(
     when: datetime | None = None,
     confidence: float = RULE_CONFIDENCE,
 ) -> SemanticRecord:
-    """A fact from one turn: its provenance, source, trust, session and tags are the turn's."""
+    """A fact from one turn: its source, trust, session and tags are the turn's; its provenance is the turn
+    first, then what the turn cites (an update's new version cites the version it replaced)."""
     return SemanticRecord(
         id="fact-" + content_id(turn.id, subject.casefold(), attribute, value.casefold()),
         text=text,
         kind=kind,
         speaker=turn.speaker,
         session_id=turn.session_id,
-        meta=replace(turn.meta, source_turn_ids=turn.meta.source_turn_ids or (turn.id,)),
+        meta=replace(turn.meta, source_turn_ids=tuple(dict.fromkeys((turn.id, *turn.meta.source_turn_ids)))),
         subject=subject,
         attribute=attribute,
         value=value,

@@ -68,6 +68,7 @@ async def open_service(
                 dedup_threshold=settings.dedup_threshold,
                 corrections=settings.corrections,
                 pages=settings.entity_pages,
+                defences=settings.defences,
             )
 
             def register(server: grpc.aio.Server) -> None:

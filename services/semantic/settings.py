@@ -82,6 +82,13 @@ class SemanticSettings:
         "Keep entity pages: read each retained turn for the people, places and things it mentions"
         " (its speaker, names, relatives) and count them on the entity's page (docs/semantic.md).",
     )
+    defences: bool = env(
+        "HINDSIGHT_DEFENCES",
+        True,
+        "Poisoning defences ('on' or 'off'; the edge reads the same switch): facts from tools and outside"
+        " sources keep low trust and the 'uncorroborated' tag until an independent source states them, and"
+        " never supersede a trusted value (docs/security.md).",
+    )
     llm_extract_timeout: float = env(
         "HINDSIGHT_SEMANTIC_LLM_TIMEOUT",
         20.0,

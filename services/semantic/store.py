@@ -123,6 +123,11 @@ class VectorStore(Protocol):
         """Make current again every record superseded by one of these (deleted) ids."""
         ...
 
+    async def relink(self, bank_id: str, superseded_by: str, by: str) -> int:
+        """Records superseded by ``superseded_by`` (deleted, itself superseded) are superseded by ``by``
+        instead, their validity unchanged; returns how many."""
+        ...
+
     async def delete(
         self, bank_id: str, ids: Sequence[str], source_turn_ids: Sequence[str], session_id: str
     ) -> list[str]:
@@ -622,6 +627,23 @@ class QdrantVectorStore:
                     )
                 restored += count
         return restored
+
+    async def relink(self, bank_id: str, superseded_by: str, by: str) -> int:
+        """Payload-only update of the ``superseded_by`` link, in both tiers."""
+        selector = models.Filter(must=[_bank(bank_id), _match("superseded_by", superseded_by)])
+        relinked = 0
+        with qdrant_errors(self._target):
+            for collection in (self.collection, self.cold):
+                count = (await self._client.count(collection, count_filter=selector, exact=True)).count
+                if count:
+                    await self._client.set_payload(
+                        collection,
+                        payload={"superseded_by": by},
+                        points=models.FilterSelector(filter=selector),
+                        wait=True,
+                    )
+                relinked += count
+        return relinked
 
     async def delete(
         self, bank_id: str, ids: Sequence[str], source_turn_ids: Sequence[str], session_id: str

@@ -32,6 +32,7 @@ from hindsight.semantic.corrections import (
 from hindsight.semantic.extract import RuleExtractor, is_multi_valued
 from hindsight.semantic.records import DISTILLED, EmbeddedRecord, RecordKind, SemanticRecord
 from hindsight.semantic.store import VectorStore
+from hindsight.semantic.trust import may_replace
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,8 @@ class TurnChains:
 
     extractor: RuleExtractor = field(default_factory=RuleExtractor)
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    guarded: bool = True
+    """Whether an unverified source (tool, external) is kept from superseding a trusted one."""
 
     def _now(self) -> datetime:
         return self.clock()
@@ -169,7 +172,11 @@ class TurnChains:
         for statement in reading.statements:
             held = [(said, links.records.get(r.id, r)) for said, r in current.get(statement.key, [])]
             held = [(said, r) for said, r in held if r.current]
-            hits = [(said, r) for said, r in held if replaces(statement, record, reading.cue, said, r)]
+            hits = [
+                (said, r)
+                for said, r in held
+                if replaces(statement, record, reading.cue, said, r, self.guarded)
+            ]
             named = [(s, r) for s, r in hits if any(same_value(d, s.value) for d in statement.denied)]
             for _, old in named or hits:
                 self._supersede(old, record.id, links)
@@ -180,7 +187,7 @@ class TurnChains:
             for said, old in held:
                 if (
                     old.id not in links.records
-                    and replaces(said, old, False, statement, record)
+                    and replaces(said, old, False, statement, record, self.guarded)
                     and (old.meta.time or _oldest()) > (record.meta.time or _oldest())
                 ):
                     links.records[record.id] = replace(
@@ -209,6 +216,7 @@ class TurnChains:
                     and (fold(fact.subject), fact.attribute) == statement.key
                     and any(same_value(value, fact.value) for value in statement.denied)
                     and int(record.meta.trust) >= int(fact.meta.trust)
+                    and (not self.guarded or may_replace(record.meta.source, fact.meta.source))
                 ):
                     links.superseded.append((fact.id, record.meta.time or self._now(), record.id))
                     links.count += 1
@@ -246,6 +254,7 @@ class TurnChains:
                 and fold(said.owner) == fold(owner)
                 and (old.meta.time or _oldest()) <= (record.meta.time or _oldest())
                 and int(record.meta.trust) >= int(old.meta.trust)
+                and (not self.guarded or may_replace(record.meta.source, old.meta.source))
                 and any(same_value(value, said.value) for value in wrong)
             )
 

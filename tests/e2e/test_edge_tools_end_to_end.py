@@ -27,6 +27,7 @@ async def _exercise_every_tool(client: Client, bank: str) -> None:
     assert names == {
         "retain", "recall", "reflect", "list_recent", "update", "forget", "purge", "compress",
         "write_episode", "close_session", "list_entities", "entity_page",
+        "list_quarantine", "review_quarantine", "audit_log",
     }  # fmt: skip
     at = {"bank": bank, "session_id": "work"}
     one = await _call(client, "retain", {"text": "The VPN config lives in /etc/wireguard/wg0.conf.", **at})

@@ -103,8 +103,10 @@ async def test_a_recall_with_rewrites_asks_each_layer_once_with_every_phrasing(m
     for layer in ALL_LAYERS:
         method, kind = SEARCHES[layer]
         requests = mesh.recorder.since(start, method, kind, BANK)
-        assert len(requests) == 1, (layer, len(requests))
-        [request] = requests
+        # the warnings search over held-back turns is a second, separate episodic call: not a memory search
+        searches = [r for r in requests if not getattr(r, "quarantined_only", False)]
+        assert len(searches) == 1, (layer, len(searches))
+        [request] = searches
         assert (request.query, *request.rewrites) == phrasings, layer
         assert request.rewrite_weight == pytest.approx(mesh.engine.settings.rewrite_weight)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.contracts.semantic.v1 import semantic_pb2
 from hindsight.mcp_edge.console.reads import as_dict
@@ -16,6 +17,7 @@ from hindsight.runtime.errors import InvalidArgument
 log = logging.getLogger(__name__)
 
 RESOLUTIONS = {"approve": semantic_pb2.RESOLUTION_ACCEPT, "reject": semantic_pb2.RESOLUTION_REJECT}
+DECISIONS = {"approve": common_pb2.REVIEW_DECISION_APPROVE, "reject": common_pb2.REVIEW_DECISION_REJECT}
 MAX_REASON = 500
 
 
@@ -85,3 +87,22 @@ async def resolve(engine: MemoryEngine, caller: Caller, bank_id: str, body: dict
     )
     _audit(caller, bank_id, f"review {decision}", reason, review=review_id, current=reply.current.id)
     return {"current": as_dict(reply.current)}
+
+
+async def review_quarantine(
+    engine: MemoryEngine, caller: Caller, bank_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """Approve (release into memory) or reject turns that screening held back: the operator's, through
+    the same call as the API's ReviewQuarantine (episodic memory audits each decision)."""
+    caller.require_admin("reviewing held-back turns")
+    ids, reason = _ids(body), _reason(body)
+    decision = body.get("decision")
+    if decision not in DECISIONS:
+        raise InvalidArgument("decision", "must be approve or reject")
+    reply = await engine.review_quarantine(bank_id, ids, DECISIONS[decision], caller.name, reason)
+    _audit(caller, bank_id, f"quarantine {decision}", reason, ids=ids)
+    return {
+        "approved": reply.approved_count,
+        "rejected": reply.rejected_count,
+        "not_pending": list(reply.not_pending_ids),
+    }

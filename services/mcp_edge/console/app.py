@@ -65,6 +65,7 @@ WRITES: dict[str, Write] = {
     "restore": actions.restore,
     "purge": actions.purge,
     "review": actions.resolve,
+    "quarantine": actions.review_quarantine,
 }
 
 
@@ -130,7 +131,10 @@ def console_routes(engine: MemoryEngine, guard: ConsoleGuard) -> list[BaseRoute]
                 raise Refused(404, "no such view")
             caller = await guard.caller(request)
             bank = guard.bank(caller, request.path_params["bank"])
-            return JSONResponse(await view(engine, bank, dict(request.query_params)))
+            data = await view(engine, bank, dict(request.query_params))
+            if request.path_params["view"] == "reviews":  # held-back turns beside the conflicting facts
+                data |= await reads.quarantined(engine, bank, caller)
+            return JSONResponse(data)
         except Exception as exc:
             return _error(exc)
 

@@ -235,3 +235,15 @@ async def reviews(engine: MemoryEngine, bank_id: str) -> dict[str, Any]:
         "ListReviews", semantic_pb2.ListReviewsRequest(bank_id=bank_id), engine.settings.write_timeout
     )
     return {"reviews": [as_dict(item) for item in reply.items]}
+
+
+async def quarantined(engine: MemoryEngine, bank_id: str, caller: Caller) -> dict[str, Any]:
+    """Turns write-time screening held back, with the reason: the operator's (admin) part of the queue."""
+    if not caller.admin:
+        return {"quarantined": [], "quarantine_visible": False}
+    reply = await engine.list_quarantine(bank_id, status="pending", limit=100)
+    return {
+        "quarantined": [as_dict(item) for item in reply.items],
+        "quarantine_pending": reply.pending_count,
+        "quarantine_visible": True,
+    }

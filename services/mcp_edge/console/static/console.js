@@ -199,13 +199,26 @@
         const body = { review_id: item.id, decision, reason: decision + "d from the console" };
         if (await act("review", body, decision[0].toUpperCase() + decision.slice(1) + " this change?")) views.reviews();
       };
+      const release = (item, decision) => async () => {
+        const body = { ids: [item.turn.id], decision, reason: decision + "d from the console" };
+        if (await act("quarantine", body, decision === "approve" ? "Release this turn into memory?"
+          : "Keep this turn out for good?")) views.reviews();
+      };
       show(el("h2", {}, "Review queue"),
         data.reviews.length === 0 ? el("p", { class: "muted", id: "queue-empty" }, "Nothing waits for review.") : "",
         table(["subject / attribute", "current", "candidate", "reason", "queued", ""], data.reviews.map((r) => [
           (r.current.subject || "") + " · " + (r.current.attribute || ""), r.current.value || r.current.text,
           r.candidate.value || r.candidate.text, r.reason, (r.created_at || "").replace("T", " "),
           el("span", {}, el("button", { type: "button", onclick: decide(r, "approve") }, "Approve"), " ",
-            el("button", { type: "button", class: "danger", onclick: decide(r, "reject") }, "Reject"))])));
+            el("button", { type: "button", class: "danger", onclick: decide(r, "reject") }, "Reject"))])),
+        el("h2", {}, "Held back by screening"),
+        !data.quarantine_visible ? el("p", { class: "muted" }, "Held-back turns are shown to an admin credential.")
+          : data.quarantined.length === 0 ? el("p", { class: "muted", id: "held-empty" }, "No turn is held back.")
+          : table(["turn", "source", "found", "reason", "held", ""], data.quarantined.map((q) => [
+            q.turn.text, ((q.turn.meta || {}).source || "").replace("SOURCE_", "").toLowerCase(),
+            (q.screening || {}).kind || "", (q.screening || {}).reason || "", (q.quarantined_at || "").replace("T", " "),
+            el("span", {}, el("button", { type: "button", onclick: release(q, "approve") }, "Approve"), " ",
+              el("button", { type: "button", class: "danger", onclick: release(q, "reject") }, "Reject"))])));
     },
 
     async explain() {
