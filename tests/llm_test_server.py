@@ -29,6 +29,8 @@ class Reply:
     """Sent as the body as it is (for malformed responses)."""
     hang: bool = False
     """Never answer (until the server stops): the client must time out."""
+    delay: float = 0.0
+    """Seconds to wait before answering (a slow model)."""
     headers: tuple[tuple[str, str], ...] = ()
     prompt_tokens: int = 50
     completion_tokens: int = 20
@@ -87,6 +89,8 @@ class OpenAITestServer:
             await _send(writer, 500, _error("test server has no scripted reply left", "server_error"))
             return
         reply = self.replies.pop(0)
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
         if reply.hang:
             await self._stop.wait()
             return

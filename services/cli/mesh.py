@@ -12,14 +12,20 @@ through the browser, reaches the memories through a loopback port.
 Start-up is parallel: the inference service (no store, slowest to warm) starts at once, the stores start
 side by side, then the five other services start together; readiness is watched through each service's
 gRPC health stream. Every child leads its own process group, so a Ctrl-C reaches only the supervisor,
-which stops the edge first, then the layers, then the stores. A child that dies stops the whole mesh:
-there is never a silent half-mesh.
+which stops the edge first, then the layers, then the stores.
+
+Once ready, the mesh heals: a service or an embedded store that exits is started again on the same
+address (the others' channels reconnect by themselves) with the same settings, after an exponentially
+growing wait, with a loud log line and a restart count in ``mesh.json`` (``hindsight status`` shows it).
+Only repeated fast crashes (``HINDSIGHT_UP_CRASH_LIMIT`` exits within ``HINDSIGHT_UP_CRASH_WINDOW_SECONDS``)
+make it give up: it stops everything and exits 1 saying why, never leaving a silent half-mesh.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import json
 import logging
@@ -45,10 +51,12 @@ from hindsight.runtime.embedded import (
     EmbeddedServerError,
     free_ports,
     log_tail,
+    restart_server,
     start_postgres,
     start_valkey,
     wait_until_gone,
 )
+from hindsight.runtime.settings import SettingsError, env, load
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +73,65 @@ _HEALTH_CHANNEL_OPTIONS = (
 )
 
 
+_STORE_POLL_SECONDS = 0.2
+"""How often the supervisor looks whether an embedded store still runs (it is not an asyncio child)."""
+RUNNING, STARTING, RESTARTING, GAVE_UP = "running", "starting", "restarting", "gave_up"
+"""The supervisor's view of a process, as ``mesh.json`` and ``hindsight status`` show it."""
+
+
 class MeshError(RuntimeError):
     """The mesh could not be started or reached."""
+
+
+@dataclass(frozen=True)
+class SupervisorSettings:
+    """How ``hindsight up`` heals: when it restarts a process that exited, and when it gives up."""
+
+    backoff: float = env(
+        "HINDSIGHT_UP_RESTART_BACKOFF_SECONDS",
+        0.5,
+        "Wait before restarting a service or embedded store that exited; doubles with each recent crash.",
+    )
+    max_backoff: float = env(
+        "HINDSIGHT_UP_RESTART_MAX_BACKOFF_SECONDS", 30.0, "Longest wait before a restart."
+    )
+    crash_limit: int = env(
+        "HINDSIGHT_UP_CRASH_LIMIT",
+        5,
+        "Exits of one process within the crash window after which the mesh gives up and stops (exit 1).",
+    )
+    crash_window: float = env(
+        "HINDSIGHT_UP_CRASH_WINDOW_SECONDS",
+        60.0,
+        "Seconds over which exits are counted for the crash limit and the growing back-off.",
+    )
+
+    def __post_init__(self) -> None:
+        if not 0 < self.backoff <= self.max_backoff:
+            raise SettingsError(
+                "HINDSIGHT_UP_RESTART_BACKOFF_SECONDS must be positive and at most "
+                "HINDSIGHT_UP_RESTART_MAX_BACKOFF_SECONDS"
+            )
+        if self.crash_limit < 1:
+            raise SettingsError("HINDSIGHT_UP_CRASH_LIMIT must be at least 1")
+        if self.crash_window <= 0:
+            raise SettingsError("HINDSIGHT_UP_CRASH_WINDOW_SECONDS must be positive")
+
+
+@dataclass
+class CrashHistory:
+    """The recent exits of one supervised process: they pace its restarts and say when to give up."""
+
+    settings: SupervisorSettings
+    times: list[float] = field(default_factory=list)
+
+    def record(self, now: float) -> float | None:
+        """Count an exit at ``now``; the wait before the restart, or None when the limit is reached."""
+        window = self.settings.crash_window
+        self.times = [moment for moment in self.times if now - moment < window] + [now]
+        if len(self.times) >= self.settings.crash_limit:
+            return None
+        return min(self.settings.max_backoff, self.settings.backoff * 2 ** (len(self.times) - 1))
 
 
 def resolve_home(home: Path | str | None = None) -> Path:
@@ -88,6 +153,8 @@ class MeshOptions:
     """Seconds each service gets to stop on SIGTERM before it is killed."""
     llm: str = ""
     """"local": serve a GGUF model on loopback (``hindsight.runtime.llm_local``); every layer uses it."""
+    supervisor: SupervisorSettings | None = None
+    """When to restart and when to give up; None: from the environment (``HINDSIGHT_UP_*``)."""
 
 
 @dataclass
@@ -108,12 +175,19 @@ class MeshInfo:
     qdrant: str
     """URL of the Qdrant server, or the directory of the in-process engine (Qdrant Edge by default)."""
     children: dict[str, int] = field(default_factory=dict)
-    """Process id of every service, by layer name."""
+    """Process id of every service, by layer name (the current one: rewritten after each restart)."""
     startup_seconds: float = 0.0
     restarts: dict[str, int] = field(default_factory=dict)
-    """Times each service was restarted (the supervisor does not restart services yet: all zero)."""
+    """Times each service was restarted by the supervisor after it exited."""
     schemas: dict[str, str] = field(default_factory=dict)
     """PostgreSQL schema of each layer that keeps tables there (episodic, reflect)."""
+    states: dict[str, str] = field(default_factory=dict)
+    """The supervisor's view of each service: running, starting (restarted, not serving yet),
+    restarting (exited, waiting for its restart) or gave_up."""
+    stores: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Each embedded store (postgres, valkey): its address, pid, restarts and supervisor state."""
+    metrics: dict[str, str] = field(default_factory=dict)
+    """Prometheus endpoint (host:port, path /metrics) of every service, by layer name."""
 
     @property
     def memory_address(self) -> str:
@@ -295,6 +369,8 @@ class _Child:
     log_offset: int
     exited: asyncio.Task[int]
     started: float
+    env: dict[str, str]
+    """What it was started with (without the stores' settings a gated start reads on stdin)."""
 
     def tail(self) -> str:
         return log_tail(self.log_path, offset=self.log_offset)
@@ -333,6 +409,16 @@ class _Mesh:
         self.valkey_port = 0
         self.force = asyncio.Event()
         self.mesh_file = self.home / MESH_FILE
+        self.info: MeshInfo | None = None
+        self.store_env: dict[str, str] = {}
+        """The stores' settings the gated services got on stdin; a restarted service gets them in its env."""
+        self.halt = asyncio.Event()
+        """Set when supervision ends (a stop was asked, or the supervisor gave up)."""
+        self.give_up_reason = ""
+        self.restarts: dict[str, int] = {}
+        self.states: dict[str, str] = {}
+        self.crashes: dict[str, CrashHistory] = {}
+        self.supervisor = options.supervisor or load(SupervisorSettings)
         self.started = time.monotonic()
         self.pid_started = _started_at(os.getpid()) or time.time()
         """Start of this process: start-up times include the interpreter's, as the user waited for it."""
@@ -371,10 +457,18 @@ class _Mesh:
         # Everything starts now. Inference holds no store: it loads and warms its models at once. The
         # others import their code (seconds of CPU) while the stores start, then wait for the stores'
         # addresses on stdin.
+        # Each service's Prometheus endpoint, on loopback like its gRPC port (listed in mesh.json).
+        taken = {*ports, mcp_port, llm_port, self.postgres_port, self.valkey_port}
+        spare = [port for port in free_ports(2 * len(LAYERS) + 5) if port not in taken]
+        metrics = {layer.name: f"{LOOPBACK}:{port}" for layer, port in zip(LAYERS, spare, strict=False)}
         for layer in LAYERS:
             gated = layer.name != "inference"
+            metrics_env = {"HINDSIGHT_METRICS_PORT": metrics[layer.name].rsplit(":", 1)[1]}
             await self._spawn(
-                layer, addresses[layer.name], env | (edge_env if layer.name == EDGE else {}), gated
+                layer,
+                addresses[layer.name],
+                env | metrics_env | (edge_env if layer.name == EDGE else {}),
+                gated,
             )
         try:
             stores = await self._open_stores()
@@ -386,7 +480,8 @@ class _Mesh:
             await self._release(None)
             return 0
         _say(f"  stores: {stores.summary}")
-        await self._release(stores.env | llm_env)
+        self.store_env = stores.env | llm_env
+        await self._release(self.store_env)
         outcome = await self._wait_until_ready()
         if outcome is None and llm_env:
             outcome = await self._wait_for_llm(llm_env["LLM_API_BASE"].removesuffix("/v1"))
@@ -404,12 +499,16 @@ class _Mesh:
             qdrant=stores.qdrant,
             children={name: child.process.pid for name, child in self.children.items()},
             startup_seconds=round(startup, 3),
+            metrics=metrics,
             schemas={
                 "episodic": os.environ.get("HINDSIGHT_EPISODIC_SCHEMA") or "episodic",
                 "reflect": os.environ.get("HINDSIGHT_REFLECT_SCHEMA") or "reflect",
             },
         )
-        self._write_mesh_file(info)
+        self.info = info
+        for child in self.children.values():  # every layer answered readiness: say so before "ready"
+            self.states[child.layer.name] = RUNNING
+        self._publish()
         _say(f"MCP endpoint:       {info.mcp_url}")
         _say(f"gRPC MemoryService: {info.memory_address}")
         _say(f"home:               {self.home}")
@@ -549,6 +648,7 @@ class _Mesh:
         logs = self.home / "logs"
         log_path = logs / f"{layer.name}.log"
         env = env | {"HINDSIGHT_PORT": address.rsplit(":", 1)[1]}
+        self.states[layer.name] = STARTING
         gate = ["--env-from-stdin"] if gated else []
         with log_path.open("ab") as log_file:
             offset = log_file.tell()
@@ -566,7 +666,14 @@ class _Mesh:
                 process_group=0,
             )  # its own group: a terminal's Ctrl-C reaches only the supervisor
         self.children[layer.name] = _Child(
-            layer, address, process, log_path, offset, asyncio.create_task(process.wait()), time.monotonic()
+            layer,
+            address,
+            process,
+            log_path,
+            offset,
+            asyncio.create_task(process.wait()),
+            time.monotonic(),
+            env,
         )
         self.lock.record(
             {
@@ -642,21 +749,168 @@ class _Mesh:
             handle.write(info.to_json())
         os.replace(temporary, self.mesh_file)
 
+    def _publish(self) -> None:
+        """Write what the mesh is now (pids, restarts, states) to ``mesh.json`` and the lock file."""
+        if self.info is None:
+            return
+        self.info.children = {name: child.process.pid for name, child in self.children.items()}
+        self.info.restarts = {name: self.restarts.get(name, 0) for name in self.children}
+        self.info.states = {name: self.states.get(name, RUNNING) for name in self.children}
+        self.info.stores = {
+            store.name: {
+                "address": f"{LOOPBACK}:{store.port}",
+                "pid": store.pid,
+                "restarts": self.restarts.get(store.name, 0),
+                "state": self.states.get(store.name, RUNNING),
+            }
+            for store in self.stores
+        }
+        self._write_mesh_file(self.info)
+        self.lock.record(
+            {
+                name: (child.process.pid, _started_at(child.process.pid) or 0.0)
+                for name, child in self.children.items()
+            }
+        )
+
     async def _supervise(self) -> int:
-        """Serve until a stop is requested (exit 0) or a service dies (exit 1: no silent half-mesh)."""
-        exits: dict[asyncio.Future[Any], _Child] = {child.exited: child for child in self.children.values()}
+        """Serve until a stop is requested (exit 0), restarting what exits; exit 1 when the supervisor
+        gives up on a process that keeps crashing (or the local LLM exits): no silent half-mesh."""
+        watchers = [asyncio.create_task(self._watch_service(name)) for name in self.children]
+        watchers += [asyncio.create_task(self._watch_store(index)) for index in range(len(self.stores))]
+        for watcher in watchers:
+            watcher.add_done_callback(self._watcher_ended)
+        self._publish()
         stop: asyncio.Future[Any] = asyncio.create_task(self.stop_requested.wait())
+        halt: asyncio.Future[Any] = asyncio.create_task(self.halt.wait())
         llm = {self.llm_exited} if self.llm_exited is not None else set()
-        done, _ = await asyncio.wait(exits.keys() | llm | {stop}, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _ = await asyncio.wait(llm | {stop, halt}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self.halt.set()
+            await asyncio.gather(*watchers, return_exceptions=True)
+            for task in (stop, halt):
+                task.cancel()
+        if self.give_up_reason:
+            _say(f"hindsight: {self.give_up_reason}; stopping the mesh", error=True)
+            return 1
         if stop in done:
             _say("hindsight: stopping")
             return 0
-        stop.cancel()
-        if done & llm:
-            _say("hindsight: the local LLM exited while serving; stopping the mesh", error=True)
-        for task in done & exits.keys():
-            self._report_exit(exits[task], "while serving; stopping the mesh")
+        _say("hindsight: the local LLM exited while serving; stopping the mesh", error=True)
         return 1
+
+    def _watcher_ended(self, task: asyncio.Task[None]) -> None:
+        """A watcher that failed leaves its process unwatched: stop the mesh rather than run half-watched."""
+        if task.cancelled() or task.exception() is None:
+            return
+        log.error("a supervisor watcher failed", exc_info=task.exception())
+        if not self.halt.is_set():
+            self.give_up_reason = f"the supervisor failed: {task.exception()!r}"
+            self.halt.set()
+
+    async def _halted_within(self, seconds: float) -> bool:
+        """Wait ``seconds``; True (at once) when supervision ends meanwhile."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.halt.wait(), seconds)
+        return self.halt.is_set()
+
+    def _crashed(self, name: str, code: int | None, tail: str, log_path: Path) -> float | None:
+        """Count an exit of ``name`` and say so loudly; the wait before its restart, or None: give up."""
+        settings = self.supervisor
+        crashes = self.crashes.setdefault(name, CrashHistory(settings))
+        delay = crashes.record(time.monotonic())
+        restarts = self.restarts.get(name, 0)
+        fields_ = {"target": name, "code": code, "restarts": restarts, "log": str(log_path), "tail": tail}
+        if delay is None:
+            self.states[name] = GAVE_UP
+            self.give_up_reason = (
+                f"{name} exited {len(crashes.times)} times within {settings.crash_window:g}s "
+                f"(last exit code {code}); giving up on it (HINDSIGHT_UP_CRASH_LIMIT="
+                f"{settings.crash_limit}); last lines of {log_path}:\n{tail}"
+            )
+            log.error("process keeps crashing; giving up", extra=fields_)
+            self.halt.set()
+        else:
+            self.states[name] = RESTARTING
+            log.error("process exited; restarting it", extra=fields_ | {"restart_in_s": round(delay, 3)})
+            _say(
+                f"hindsight: {name} exited with code {code}; restarting it in {delay:.1f}s "
+                f"(restart {restarts + 1}); last lines of {log_path}:\n{tail}",
+                error=True,
+            )
+        self._publish()
+        return delay
+
+    async def _watch_service(self, name: str) -> None:
+        """Restart the service ``name`` each time it exits, on its address and with its settings."""
+        while not self.halt.is_set():
+            child = self.children[name]
+            halt = asyncio.create_task(self.halt.wait())
+            await asyncio.wait({child.exited, halt}, return_when=asyncio.FIRST_COMPLETED)
+            halt.cancel()
+            if self.halt.is_set():
+                return
+            delay = self._crashed(name, child.process.returncode, child.tail(), child.log_path)
+            if delay is None or await self._halted_within(delay):
+                return
+            # Not gated: the stores' settings are known now and go in the environment.
+            await asyncio.shield(self._spawn(child.layer, child.address, child.env | self.store_env, False))
+            self.restarts[name] = self.restarts.get(name, 0) + 1
+            self._publish()
+            restarted = self.children[name]
+            log.warning(
+                "service restarted",
+                extra={"layer": name, "pid": restarted.process.pid, "restarts": self.restarts[name]},
+            )
+            await self._until_serving_or_exit(restarted)
+
+    async def _until_serving_or_exit(self, child: _Child) -> None:
+        """Mark a restarted service running once it serves (or return when it exits or supervision ends)."""
+        serving = asyncio.create_task(_until_serving(child.address, child.layer.service))
+        halt = asyncio.create_task(self.halt.wait())
+        try:
+            await asyncio.wait({serving, child.exited, halt}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            serving.cancel()
+            halt.cancel()
+            await asyncio.gather(serving, halt, return_exceptions=True)
+        if child.process.returncode is None and not self.halt.is_set():
+            self.states[child.layer.name] = RUNNING
+            self._publish()
+            _say(f"hindsight: {child.layer.name} is serving again (pid {child.process.pid})", error=True)
+
+    async def _watch_store(self, index: int) -> None:
+        """Restart an embedded store each time it exits: same port, same data directory."""
+        while not self.halt.is_set():
+            server = self.stores[index]
+            while server.running():
+                if await self._halted_within(_STORE_POLL_SECONDS):
+                    return
+            code, tail = server.process.returncode, server.log_tail()
+            while True:  # until it starts again (each failed start counts as a crash)
+                delay = self._crashed(server.name, code, tail, server.log_path)
+                if delay is None or await self._halted_within(delay):
+                    return
+                try:
+                    # Shielded: a server that started must be known, so the shutdown can stop it.
+                    restarted = await asyncio.shield(asyncio.to_thread(restart_server, server))
+                except EmbeddedServerError as exc:
+                    log.error(
+                        "embedded store did not start again", extra={"store": server.name, "error": str(exc)}
+                    )
+                    code, tail = None, str(exc)  # the message carries the failed start's log
+                    continue
+                break
+            self.stores[index] = restarted
+            self.restarts[server.name] = self.restarts.get(server.name, 0) + 1
+            self.states[server.name] = RUNNING
+            log.warning(
+                "embedded store restarted",
+                extra={"store": server.name, "pid": restarted.pid, "restarts": self.restarts[server.name]},
+            )
+            _say(f"hindsight: embedded {server.name} is running again (pid {restarted.pid})", error=True)
+            self._publish()
 
     async def _shutdown(self) -> None:
         """The edge first (no new requests reach the layers), then the layers, then the stores."""
@@ -705,7 +959,14 @@ class _Mesh:
 
 
 def run_mesh(options: MeshOptions) -> int:
-    """``hindsight up``: start the mesh, serve until Ctrl-C/SIGTERM (0) or until a service dies (1)."""
+    """``hindsight up``: start the mesh, serve until Ctrl-C/SIGTERM (0) or until it gives up on a process
+    that keeps crashing (1)."""
+    try:
+        supervisor = options.supervisor or load(SupervisorSettings)
+    except SettingsError as exc:
+        _say(f"hindsight: {exc}", error=True)
+        return 2
+    options = dataclasses.replace(options, supervisor=supervisor)
     home = options.home
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     (home / "logs").mkdir(mode=0o700, exist_ok=True)

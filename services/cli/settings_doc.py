@@ -31,6 +31,9 @@ GROUPS: tuple[SettingsGroup, ...] = (
     SettingsGroup(
         "TLS between layers (optional)", "hindsight.runtime.tls", "TlsSettings", "all six services"
     ),
+    SettingsGroup("Message size limits", "hindsight.runtime.channels", "MessageLimits", "all six services"),
+    SettingsGroup("Metrics", "hindsight.runtime.metrics", "MetricsSettings", "all six services"),
+    SettingsGroup("Traces (optional)", "hindsight.runtime.tracing", "TracingSettings", "all six services"),
     SettingsGroup("Inference", "hindsight.inference.settings", "InferenceSettings", "inference"),
     SettingsGroup("Working memory", "hindsight.working.settings", "WorkingSettings", "working"),
     SettingsGroup("Episodic memory", "hindsight.episodic.settings", "EpisodicSettings", "episodic"),
@@ -38,6 +41,7 @@ GROUPS: tuple[SettingsGroup, ...] = (
     SettingsGroup("Reflect", "hindsight.reflect.settings", "ReflectSettings", "reflect"),
     SettingsGroup("MCP edge", "hindsight.mcp_edge.settings", "EdgeSettings", "mcp_edge"),
     SettingsGroup("LLM (optional)", "hindsight.runtime.llm", "LLMSettings", "layers that use an LLM"),
+    SettingsGroup("Supervisor", "hindsight.cli.mesh", "SupervisorSettings", "`hindsight up`"),
     SettingsGroup(
         "Local LLM (optional)",
         "hindsight.runtime.llm_local",

@@ -112,9 +112,21 @@ def report(home: Path, with_tokens: bool) -> dict[str, Any]:
                 "alive": _alive(pid),
                 "state": _health_state(address, BY_NAME[name].service if name in BY_NAME else ""),
                 "restarts": info.restarts.get(name, 0),
+                "supervisor": info.states.get(name, "running"),
+                "metrics": info.metrics.get(name, ""),
             }
             for name, address in info.addresses.items()
             for pid in [info.children.get(name, 0)]
+        }
+        state["stores"] = {
+            name: {
+                "address": str(store.get("address", "")),
+                "pid": int(store.get("pid", 0)),
+                "alive": _alive(int(store.get("pid", 0))),
+                "restarts": int(store.get("restarts", 0)),
+                "supervisor": str(store.get("state", "running")),
+            }
+            for name, store in info.stores.items()
         }
         schema = info.schemas.get("episodic", "episodic")
         state["outbox_backlog"] = outbox_backlog(info.database_url, schema) if info.database_url else None
@@ -140,12 +152,17 @@ def _print_text(state: dict[str, Any]) -> None:
         print(f"mesh running on {state['home']} (supervisor pid {state['pid']})")
         print(f"MCP endpoint:       {state['mcp_url']}")
         print(f"gRPC MemoryService: {state['memory_address']}")
-        print(f"  {'service':<9} {'address':<16} {'pid':<7} {'process':<7} {'health':<12} restarts")
-        for name, service in state["services"].items():
+        print(
+            f"  {'service':<9} {'address':<16} {'pid':<7} {'process':<7} {'health':<12} "
+            f"{'supervisor':<11} restarts"
+        )
+        rows = [*state["services"].items(), *state["stores"].items()]
+        for name, service in rows:
             alive = "up" if service["alive"] else "DOWN"
+            health = service.get("state", "-")  # an embedded store has no gRPC health
             print(
                 f"  {name:<9} {service['address']:<16} {service['pid']:<7} {alive:<7} "
-                f"{service['state']:<12} {service['restarts']}"
+                f"{health:<12} {service['supervisor']:<11} {service['restarts']}"
             )
         backlog = state["outbox_backlog"]
         if backlog is None:

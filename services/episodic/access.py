@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +20,7 @@ from hindsight.episodic.models import AccessStats
 from hindsight.episodic.settings import EpisodicSettings
 from hindsight.episodic.store import AccessHit, EpisodicStore
 from hindsight.runtime.records import utcnow
+from hindsight.runtime.server import being_cancelled
 
 log = logging.getLogger(__name__)
 
@@ -50,21 +52,57 @@ class AccessRecorder:
         self._pending: dict[tuple[str, str, str], _Pending] = {}
         self._full = asyncio.Event()
         self._flushing = asyncio.Lock()
+        self.dropped = 0
+        """Accesses dropped since start because the buffer was full (PostgreSQL down for a long while)."""
+        self._dropped_logged = 0
+        self._drop_logged_at = float("-inf")
 
     def record(self, bank_id: str, records: Sequence[tuple[str, str]]) -> int:
-        """Queue one access of each (id, layer); returns how many were queued."""
+        """Queue one access of each (id, layer); returns how many were queued (those of records new to a
+        full buffer are dropped and counted instead)."""
         now = self.clock()
+        queued = 0
         for record_id, layer in records:
-            key = (bank_id, layer, record_id)
-            pending = self._pending.get(key)
-            if pending is None:
-                self._pending[key] = _Pending(1, now)
-            else:
-                pending.hits += 1
-                pending.last_hit = max(pending.last_hit, now)
+            queued += self._add((bank_id, layer, record_id), 1, now)
         if len(self._pending) >= self.settings.access_batch:
             self._full.set()
-        return len(records)
+        self._log_drops()
+        return queued
+
+    def _add(self, key: tuple[str, str, str], hits: int, last_hit: datetime) -> int:
+        """Merge ``hits`` into the buffer; 0 (and counted as dropped) when it is full and the key new."""
+        pending = self._pending.get(key)
+        if pending is not None:
+            pending.hits += hits
+            pending.last_hit = max(pending.last_hit, last_hit)
+            return 1
+        if len(self._pending) >= self.settings.access_buffer:
+            self.dropped += hits
+            return 0
+        self._pending[key] = _Pending(hits, last_hit)
+        return 1
+
+    def _log_drops(self) -> None:
+        """One warning per flush interval at most, with what was dropped since the last one."""
+        if self.dropped == self._dropped_logged:
+            return
+        moment = time.monotonic()
+        if moment - self._drop_logged_at < self.settings.access_flush_seconds:
+            return
+        log.warning(
+            "access statistics dropped: the buffer is full",
+            extra={
+                "dropped": self.dropped - self._dropped_logged,
+                "dropped_total": self.dropped,
+                "buffer": self.settings.access_buffer,
+            },
+        )
+        self._dropped_logged, self._drop_logged_at = self.dropped, moment
+
+    @property
+    def buffered(self) -> int:
+        """Records whose accesses wait to be written."""
+        return len(self._pending)
 
     async def flush(self) -> int:
         """Write every queued access now; returns how many records were written."""
@@ -81,15 +119,10 @@ class AccessRecorder:
                     hits, self.settings.freshness_gain, self.settings.freshness_decay_per_day
                 )
             except Exception:
-                # Put them back (merged with what arrived meanwhile) for the next flush.
+                # Put them back (merged with what arrived meanwhile, within the bound) for the next flush.
                 for hit in hits:
-                    key = (hit.bank_id, hit.layer, hit.id)
-                    pending = self._pending.get(key)
-                    if pending is None:
-                        self._pending[key] = _Pending(hit.hits, hit.last_hit)
-                    else:
-                        pending.hits += hit.hits
-                        pending.last_hit = max(pending.last_hit, hit.last_hit)
+                    self._add((hit.bank_id, hit.layer, hit.id), hit.hits, hit.last_hit)
+                self._log_drops()
                 raise
             return len(hits)
 
@@ -97,12 +130,16 @@ class AccessRecorder:
         """Flush every ``access_flush_seconds``, or at once when a batch is full, until cancelled."""
         try:
             while True:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancel that lands as it ends
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._full.wait(), timeout=self.settings.access_flush_seconds)
+                    async with asyncio.timeout(self.settings.access_flush_seconds):
+                        await self._full.wait()
                 self._full.clear()
                 try:
                     await self.flush()
                 except Exception:
+                    if being_cancelled():  # the cancel of shutdown, turned into an error by a client
+                        raise asyncio.CancelledError from None
                     log.exception("writing access statistics failed; kept for the next flush")
         finally:
             with contextlib.suppress(Exception):

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -37,11 +38,15 @@ from hindsight.episodic.store import (
     OutboxEntry,
     retry_times,
 )
+from hindsight.runtime import metrics
 from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.records import Turn, utcnow
+from hindsight.runtime.server import being_cancelled
 
 log = logging.getLogger(__name__)
 
+BACKLOG_REPORT_SECONDS = 5.0
+"""Fewest seconds between two reads of the backlog for its gauges (a count over the whole outbox)."""
 IDS_PER_CALL = 1000
 """Ids per delete call and records per upsert call, under every layer's request limits."""
 _RECONNECT_OPTIONS = (
@@ -87,6 +92,16 @@ def episode_record(episode: Episode) -> semantic_pb2.SemanticRecord:
 
 def _chunks(values: Sequence[Any], size: int = IDS_PER_CALL) -> list[Sequence[Any]]:
     return [values[start : start + size] for start in range(0, len(values), size)]
+
+
+def _observe_lag(entries: Sequence[OutboxEntry], delivered: set[int], now: datetime) -> None:
+    """Write-to-delivery time of each delivered entry, by target."""
+    by_target: dict[str, list[float]] = {}
+    for entry in entries:
+        if entry.id in delivered and entry.created_at is not None:
+            by_target.setdefault(entry.target, []).append((now - entry.created_at).total_seconds())
+    for target, lags in by_target.items():
+        metrics.observe_delivery_lag(target, lags)
 
 
 @dataclass
@@ -142,6 +157,7 @@ class OutboxDeliverer:
         self.clock = clock
         self.jitter = jitter
         self._wake = asyncio.Event()
+        self._backlog_reported = -BACKLOG_REPORT_SECONDS
 
     def wake(self) -> None:
         """New entries are due: look now instead of at the next poll."""
@@ -153,11 +169,27 @@ class OutboxDeliverer:
             try:
                 claimed = await self.deliver_due()
             except Exception:
+                if being_cancelled():  # a client turned the cancel into its own error: stop, do not retry
+                    raise asyncio.CancelledError from None
                 log.exception("outbox round failed")
                 claimed = 0
+            await self._report_backlog()
             if claimed >= self.settings.outbox_batch:
                 continue  # a full batch: more may be due at once
             await self._idle()
+
+    async def _report_backlog(self) -> None:
+        """Set the backlog gauges from the store, at most every ``BACKLOG_REPORT_SECONDS``."""
+        now = time.monotonic()
+        if now - self._backlog_reported < BACKLOG_REPORT_SECONDS:
+            return
+        self._backlog_reported = now
+        try:
+            counts = await self.store.outbox_counts("")
+        except Exception as exc:  # the store is down: the round's own failure says so, the gauges keep
+            log.debug("outbox backlog not read", extra={"error": repr(exc)})
+            return
+        metrics.set_outbox_backlog(counts.pending, self.store.targets)
 
     async def _idle(self) -> None:
         wait = self.settings.outbox_poll_seconds
@@ -165,8 +197,10 @@ class OutboxDeliverer:
             due = await self.store.next_due()
             if due is not None:
                 wait = min(wait, max(0.0, (due - self.clock()).total_seconds()))
+        # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancel that lands as the wait ends
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), timeout=wait)
+            async with asyncio.timeout(wait):
+                await self._wake.wait()
         self._wake.clear()
 
     async def deliver_due(self) -> int:
@@ -211,7 +245,9 @@ class OutboxDeliverer:
         for entry in sorted(entries, key=lambda item: item.id):
             groups.setdefault((entry.bank_id, entry.target), []).append(entry)
         results = await asyncio.gather(*(self._deliver_group(group) for group in groups.values()))
-        return {entry_id for delivered in results for entry_id in delivered}
+        delivered = {entry_id for done in results for entry_id in done}
+        _observe_lag(entries, delivered, self.clock())
+        return delivered
 
     async def _deliver_group(self, entries: list[OutboxEntry]) -> set[int]:
         runs: list[list[OutboxEntry]] = []

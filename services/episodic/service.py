@@ -22,7 +22,7 @@ from hindsight.episodic.store import PostgresEpisodicStore
 from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.llm import LLMClient, LLMSettings, llm_from_settings
 from hindsight.runtime.main import run_service
-from hindsight.runtime.server import ServiceSpec
+from hindsight.runtime.server import ServiceSpec, stop_task
 from hindsight.runtime.settings import load
 from hindsight.runtime.startup import TRANSIENT, retry_until_open
 from hindsight.runtime.vectors import embed_texts
@@ -86,8 +86,7 @@ async def open_service(
         yield ServiceSpec(SERVICE_NAME, register, store.ping)
     finally:
         if background is not None:
-            background.cancel()
-            await asyncio.gather(background, return_exceptions=True)
+            await stop_task(background)
         await targets.close()
         if inference is not None:
             await inference.close()

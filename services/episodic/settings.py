@@ -122,6 +122,12 @@ class EpisodicSettings:
     access_batch: int = env(
         "HINDSIGHT_EPISODIC_ACCESS_BATCH", 500, "Pending accesses that trigger a write at once."
     )
+    access_buffer: int = env(
+        "HINDSIGHT_EPISODIC_ACCESS_BUFFER",
+        100_000,
+        "Records whose accesses wait unwritten at most (while PostgreSQL is down); accesses of further "
+        "records are dropped, counted and logged.",
+    )
     freshness_gain: float = env(
         "HINDSIGHT_EPISODIC_FRESHNESS_GAIN", 0.2, "Freshness a record gains each time recall returns it."
     )
@@ -167,8 +173,10 @@ class EpisodicSettings:
             raise SettingsError(
                 "HINDSIGHT_EPISODIC_SEGMENT_MAX_READ must be at least _MAX_TURNS, _DEDUP_SIMILARITY in (0, 1]"
             )
-        if self.access_flush_seconds <= 0 or self.access_batch < 1:
-            raise SettingsError("HINDSIGHT_EPISODIC_ACCESS_FLUSH_SECONDS and _BATCH must be positive")
+        if self.access_flush_seconds <= 0 or self.access_batch < 1 or self.access_buffer < 1:
+            raise SettingsError(
+                "HINDSIGHT_EPISODIC_ACCESS_FLUSH_SECONDS, _BATCH and _BUFFER must be positive"
+            )
         if not 0 <= self.freshness_stale_below <= self.freshness_hot_above <= 1 or self.freshness_gain < 0:
             raise SettingsError(
                 "HINDSIGHT_EPISODIC_FRESHNESS_*: 0 <= STALE_BELOW <= HOT_ABOVE <= 1 and GAIN not negative"

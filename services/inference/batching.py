@@ -31,6 +31,7 @@ import numpy as np
 
 from hindsight.inference.models import Embedded
 from hindsight.runtime.errors import Unavailable
+from hindsight.runtime.metrics import observe_batch
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +181,7 @@ class MicroBatcher:
                 return
             if self._queue and self._collecting == 0 and self._drainers < self._runs:
                 self._submit_drainer()  # texts left over and a run free: split across it now
+        observe_batch(len(batch), time.monotonic() - min(item.queued_at for item in batch))
         try:
             result = self._embed([item.text for item in batch])
         except BaseException as exc:  # handed to the callers, never lost

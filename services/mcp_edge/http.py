@@ -26,12 +26,18 @@ from hindsight.mcp_edge.mcp_auth import http_auth_for
 from hindsight.mcp_edge.mcp_server import build_mcp_server
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.auth import Grants
+from hindsight.runtime.metrics import HttpMetrics
 from hindsight.runtime.settings import SettingsError
+from hindsight.runtime.tracing import HttpTracing
 
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_SECONDS = 5
 """How long open requests and connections get to finish when the edge stops; then they are closed."""
+KEEP_ALIVE_SECONDS = 75
+"""How long an idle connection is kept open. Longer than clients keep theirs (httpx: 5 s), so the client
+is the side that closes an idle one: a server that closes first races the client's next request on that
+connection, which then fails with a reset (under load, when the edge reads requests late, many did)."""
 
 
 @contextlib.asynccontextmanager
@@ -49,12 +55,13 @@ async def serving_http(
     )
     app.router.routes.extend(extra_routes)
     config = uvicorn.Config(
-        app,
+        HttpTracing(HttpMetrics(app)),  # a span and a latency sample for every request
         host=endpoint.host,
         port=endpoint.port,
         log_config=None,
         lifespan="on",
         access_log=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         # A client that keeps its connection (or a request that never ends) must not hold the stop forever.
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )

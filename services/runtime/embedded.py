@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlparse
 
 import psutil
 
@@ -158,6 +158,44 @@ class EmbeddedServer:
     def log_tail(self, lines: int = 30) -> str:
         """The last lines of the server's log."""
         return log_tail(self.log_path, lines)
+
+    @property
+    def port(self) -> int:
+        """The loopback port it listens on (from its URL)."""
+        return urlparse(self.url).port or 0
+
+    def kill_leftovers(self, timeout: float = 10.0) -> None:
+        """After the server died, kill the workers it left (its process group), so a new server on the
+        same data directory never meets them (PostgreSQL refuses shared memory still attached)."""
+        group = self.process.pid
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and _group_alive(group):
+            time.sleep(_POLL_SECONDS)
+
+
+def _group_alive(group: int) -> bool:
+    """Whether a process of ``group`` is still running (zombies waiting for a reaper do not count)."""
+    for process in psutil.process_iter(["status"]):
+        with contextlib.suppress(psutil.Error, OSError):
+            if os.getpgid(process.pid) == group and process.info["status"] != psutil.STATUS_ZOMBIE:
+                return True
+    return False
+
+
+def restart_server(server: EmbeddedServer, timeout: float = 60.0) -> EmbeddedServer:
+    """Start an embedded server again after it exited: the same data directory and the same port, so
+    every client reconnects to the address it knows; what the dead one left behind is cleaned up first."""
+    if server.running():
+        raise EmbeddedServerError(f"embedded {server.name} (pid {server.pid}) is still running")
+    server.kill_leftovers()
+    server.stop()  # only removes its runtime files now
+    if server.name == "postgres":
+        return start_postgres(server.data_dir, port=server.port, timeout=timeout)
+    if server.name == "valkey":
+        return start_valkey(server.data_dir, port=server.port, timeout=timeout)
+    raise EmbeddedServerError(f"no way to restart an embedded {server.name!r}")
 
 
 def log_tail(path: Path, lines: int = 30, offset: int = 0) -> str:

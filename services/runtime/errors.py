@@ -53,3 +53,20 @@ class FailedPrecondition(HindsightError):
     """The system is not in a state that allows the request (for example a model mismatch)."""
 
     code = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class DeadlineExceeded(Unavailable):
+    """Another layer did not answer within the call's deadline (a kind of unavailability: partial recall and
+    the outbox treat it as one, but callers see DEADLINE_EXCEEDED, not UNAVAILABLE)."""
+
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+class ResourceExhausted(HindsightError):
+    """The request is larger than a configured limit; the message names the field, the size and the limit."""
+
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field

@@ -14,12 +14,13 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 
 from hindsight.runtime.auth import OPEN_CALLER, Caller, Grants, bearer
-from hindsight.runtime.errors import HindsightError, PermissionDenied
+from hindsight.runtime.errors import HindsightError, InvalidArgument, PermissionDenied
 from hindsight.runtime.logs import bank_var, deadline_var, method_var, request_id_var
 from hindsight.runtime.validation import check_bank_id
 
@@ -32,6 +33,17 @@ PUBLIC_PREFIXES = ("/grpc.health.", "/grpc.reflection.")
 caller_var: contextvars.ContextVar[Caller] = contextvars.ContextVar("caller", default=OPEN_CALLER)
 """The authenticated caller of the call being served (handlers read it for admin-only operations)."""
 
+EMPTY_BANK_SPANS_BANKS = frozenset(
+    {"hindsight.episodic.v1.ListAuditRequest", "hindsight.memory.v1.ListAuditRequest"}
+)
+"""Requests whose empty ``bank_id`` means every bank: served only to a credential for every bank."""
+
+
+def _named(request: Any) -> str:
+    descriptor = getattr(request, "DESCRIPTOR", None)
+    return str(getattr(descriptor, "full_name", ""))
+
+
 BankCheck = Callable[[str], None]
 stream_bank_check: contextvars.ContextVar[BankCheck | None] = contextvars.ContextVar(
     "stream_bank_check", default=None
@@ -39,6 +51,64 @@ stream_bank_check: contextvars.ContextVar[BankCheck | None] = contextvars.Contex
 """Inside a guarded stream: checks one message's bank against the stream's token (raises
 :class:`HindsightError`). Messages of a stream name their banks one by one, so the handler checks each
 and answers a refused one in-band; a stream handler that finds no check here must refuse to serve."""
+
+
+class HandlerCache:
+    """Wrapped handlers by method, reused while the handler they wrap is the same object.
+
+    gRPC asks a server's interceptors for the handler of every call; a service's handlers never change,
+    so wrapping each one once saves building the wrapper (closures, a method handler) per call. An inner
+    interceptor that makes a new handler per call simply misses the cache.
+    """
+
+    def __init__(self) -> None:
+        self._by_method: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    def get(self, method: str, inner: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler | None:
+        """The wrapper made for ``inner`` (the handler of ``method``), or None."""
+        entry = self._by_method.get(method)
+        return entry[1] if entry is not None and entry[0] is inner else None
+
+    def put(
+        self, method: str, inner: grpc.RpcMethodHandler, wrapped: grpc.RpcMethodHandler
+    ) -> grpc.RpcMethodHandler:
+        """Keep ``wrapped`` as the wrapper of ``inner``; returns it."""
+        self._by_method[method] = (inner, wrapped)
+        return wrapped
+
+
+UnaryBehavior = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
+
+
+class UnaryCallWrapper(grpc.aio.ServerInterceptor):
+    """Wraps each non-public unary call's behaviour once per method (health and reflection pass as they
+    are: probes would drown the traffic); a subclass says how in :meth:`wrap`."""
+
+    def __init__(self) -> None:
+        self._handlers = HandlerCache()
+
+    def wrap(self, method: str, inner: UnaryBehavior) -> UnaryBehavior:
+        """The behaviour that runs around ``inner``, the handler of ``method``."""
+        raise TypeError(f"{type(self).__name__} does not say how it wraps a call")
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or handler.unary_unary is None or method.startswith(PUBLIC_PREFIXES):
+            return handler
+        cached = self._handlers.get(method, handler)
+        if cached is not None:
+            return cached
+        wrapped = grpc.unary_unary_rpc_method_handler(
+            self.wrap(method, handler.unary_unary),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+        return self._handlers.put(method, handler, wrapped)
 
 
 def _metadata(context: grpc.aio.ServicerContext, key: str) -> str | None:
@@ -59,6 +129,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
 
     def __init__(self, grants: Grants) -> None:
         self.grants = grants
+        self._handlers = HandlerCache()
 
     async def intercept_service(
         self,
@@ -69,11 +140,18 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
         method = handler_call_details.method
         if handler is None or method.startswith(PUBLIC_PREFIXES):
             return handler
+        cached = self._handlers.get(method, handler)
+        if cached is not None:
+            return cached
+        return self._handlers.put(method, handler, self._guard(handler, method))
+
+    def _guard(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         if handler.stream_stream is not None:
             return self._guard_stream(handler, method)
         if handler.unary_unary is None:
             return _refused(handler, method)
         inner = handler.unary_unary
+        decode = handler.request_deserializer
 
         async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
             sent_id = _metadata(context, REQUEST_ID_HEADER)
@@ -91,7 +169,9 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
                 if not sent_id:  # a caller that sent its id knows it, and an echo is one more send per call
                     await context.send_initial_metadata(((REQUEST_ID_HEADER, request_id),))
                 caller = self.grants.authenticate(bearer(_metadata(context, "authorization")))
-                if hasattr(request, "bank_id"):
+                if isinstance(request, _Undecodable):
+                    raise InvalidArgument("request", f"not a valid message of this method: {request.reason}")
+                if hasattr(request, "bank_id") and (bank or _named(request) not in EMPTY_BANK_SPANS_BANKS):
                     check_bank_id(bank)
                     caller.require(bank)
                 else:
@@ -104,7 +184,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
 
         return grpc.unary_unary_rpc_method_handler(
             guarded,
-            request_deserializer=handler.request_deserializer,
+            request_deserializer=_tolerant(decode) if decode is not None else None,
             response_serializer=handler.response_serializer,
         )
 
@@ -141,6 +221,26 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
+
+
+@dataclass(frozen=True)
+class _Undecodable:
+    """A request whose bytes are not a message of its method's type (answered INVALID_ARGUMENT, where gRPC
+    itself would answer INTERNAL)."""
+
+    reason: str
+
+
+def _tolerant(decode: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    """``decode``, answering :class:`_Undecodable` instead of raising on bytes that do not parse."""
+
+    def tolerant(data: bytes) -> Any:
+        try:
+            return decode(data)
+        except Exception as exc:
+            return _Undecodable(str(exc) or type(exc).__name__)
+
+    return tolerant
 
 
 _REFUSAL_READ_SECONDS = 1.0

@@ -9,8 +9,10 @@ from typing import Any, TypeVar
 
 from hindsight.runtime.auth import server_grants
 from hindsight.runtime.logs import configure_logging
+from hindsight.runtime.metrics import MetricsSettings
 from hindsight.runtime.server import ServiceSpec, serve_forever
 from hindsight.runtime.settings import ServerSettings, SettingsError, load
+from hindsight.runtime.tracing import TracingSettings
 
 SettingsT = TypeVar("SettingsT")
 
@@ -25,6 +27,7 @@ def run_service(
     server_settings = load(ServerSettings)
     configure_logging(name, server_settings.log_level)
     refuse_without_credentials(name, server_settings)
+    refuse_bad_telemetry(name)
     settings = load(settings_class, **overrides)
     asyncio.run(serve_forever(lambda: open_service(settings), server_settings))
 
@@ -33,5 +36,14 @@ def refuse_without_credentials(name: str, settings: ServerSettings) -> None:
     """Exit with one clear line (no stack trace) when the credentials would leave ``name`` open or broken."""
     try:
         server_grants(settings)
+    except SettingsError as exc:
+        raise SystemExit(f"hindsight {name}: {exc}") from None
+
+
+def refuse_bad_telemetry(name: str) -> None:
+    """Exit with one clear line when the metrics or tracing settings are malformed (before stores open)."""
+    try:
+        load(MetricsSettings)
+        load(TracingSettings)
     except SettingsError as exc:
         raise SystemExit(f"hindsight {name}: {exc}") from None

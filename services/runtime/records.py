@@ -122,11 +122,15 @@ def to_timestamp(moment: datetime | None) -> Timestamp | None:
     return stamp
 
 
-def from_timestamp(stamp: Timestamp | None) -> datetime | None:
-    """A timezone-aware datetime, or None when the Timestamp is unset."""
+def from_timestamp(stamp: Timestamp | None, field_name: str = "timestamp") -> datetime | None:
+    """A timezone-aware datetime, or None when the Timestamp is unset; one out of range (negative nanos,
+    before year 1 or after 9999) is refused naming ``field_name``."""
     if stamp is None or (stamp.seconds == 0 and stamp.nanos == 0):
         return None
-    return stamp.ToDatetime(tzinfo=UTC)
+    try:
+        return stamp.ToDatetime(tzinfo=UTC)
+    except (ValueError, OverflowError) as exc:
+        raise InvalidArgument(field_name, f"not a valid time ({exc})") from exc
 
 
 @dataclass(frozen=True)
@@ -147,7 +151,8 @@ class TimeRange:
         """Convert, rejecting an inverted range."""
         if message is None:
             return cls()
-        result = cls(from_timestamp(message.start), from_timestamp(message.end))
+        start = from_timestamp(message.start, f"{field_name}.start")
+        result = cls(start, from_timestamp(message.end, f"{field_name}.end"))
         if result.start and result.end and result.start >= result.end:
             raise InvalidArgument(field_name, "start must be before end")
         return result
@@ -182,7 +187,7 @@ class RecordMeta:
             source_turn_ids=tuple(message.source_turn_ids),
             source=source,
             trust=trust,
-            time=from_timestamp(message.time) if message.HasField("time") else None,
+            time=from_timestamp(message.time, f"{field_name}.time") if message.HasField("time") else None,
             tags=tuple(dict.fromkeys(t.strip() for t in message.tags if t.strip())),
             importance=message.importance,
             schema_version=message.schema_version or SCHEMA_VERSION,

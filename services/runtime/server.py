@@ -22,9 +22,12 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from hindsight.runtime.auth import Grants, server_grants
+from hindsight.runtime.channels import message_limits
 from hindsight.runtime.interceptors import ServiceInterceptor
+from hindsight.runtime.metrics import ServerMetrics, serving_metrics
 from hindsight.runtime.settings import ServerSettings
 from hindsight.runtime.tls import TlsSettings, environment_tls, server_credentials
+from hindsight.runtime.tracing import ServerTracing, configure, service_label
 
 log = logging.getLogger("hindsight.server")
 
@@ -66,13 +69,33 @@ class RunningServer:
 
     async def stop(self, grace: float) -> None:
         """Report NOT_SERVING, let in-flight calls finish for ``grace`` seconds, then stop."""
-        self._readiness_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._readiness_task
+        await stop_task(self._readiness_task)
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
         if self.health_server is not None:
             await self.health_server.stop(0)
+
+
+def being_cancelled() -> bool:
+    """Whether the running task has a cancel pending, so that an error it just caught may be that cancel.
+
+    Loops that log and go on after ``except Exception`` ask this, or a shutdown waits for them forever.
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+async def stop_task(task: asyncio.Task[None], patience: float = 1.0) -> None:
+    """Cancel ``task`` and wait until it ends, cancelling again while it swallows the cancel.
+
+    Code under the task (a store client's ping) may catch a cancel and go on; one ``cancel()`` then
+    leaves ``await task`` waiting forever, which once hung a test's teardown.
+    """
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=patience)
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.warning("task ended with an error", extra={"task": task.get_name()}, exc_info=error)
 
 
 async def _watch_readiness(spec: ServiceSpec, servicer: health.HealthServicer, interval: float) -> None:
@@ -84,6 +107,10 @@ async def _watch_readiness(spec: ServiceSpec, servicer: health.HealthServicer, i
             async with asyncio.timeout(max(interval, 1.0)):
                 ok = await spec.ready()
         except Exception:
+            # a store client may turn the cancel of stop() into its own error (a closed connection): a
+            # task being cancelled stops here instead of checking again forever
+            if being_cancelled():
+                raise asyncio.CancelledError from None
             log.warning("readiness check failed", exc_info=True)
             ok = False
         new_status = SERVING if ok else NOT_SERVING
@@ -111,13 +138,14 @@ async def start_server(
         grants = server_grants(settings)
     tls = environment_tls() if tls is None else tls
     credentials = server_credentials(tls)
-    options = []
+    options = message_limits().server_options()  # the same limits the clients' channels have
     if settings.max_connection_age > 0:  # GOAWAY after this age: clients re-resolve and reach new replicas
-        options = [
+        options += [
             ("grpc.max_connection_age_ms", int(settings.max_connection_age * 1000)),
             ("grpc.max_connection_age_grace_ms", int(settings.grace_seconds * 1000)),
         ]
-    chain = [ServiceInterceptor(grants), *interceptors]
+    # traces and metrics outermost: they see the status the service interceptor answers with
+    chain = [ServerTracing(), ServerMetrics(), ServiceInterceptor(grants), *interceptors]
     server = grpc.aio.server(interceptors=chain, options=options)
     spec.register(server)
     health_servicer = health.aio.HealthServicer()
@@ -170,7 +198,8 @@ async def running(
     grants = server_grants(settings)
     if grants.open:
         log.warning("authentication is off: every caller may use every bank", extra={"host": settings.host})
-    async with factory() as spec:
+    async with factory() as spec, serving_metrics(settings.host):
+        configure(service_label(spec.name))  # exports spans when HINDSIGHT_OTLP_ENDPOINT is set
         started = await start_server(spec, settings, interceptors, grants, tls)
         try:
             yield started

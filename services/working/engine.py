@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
+from hindsight.runtime.background import spawn
 from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import TimeRange, Turn
 from hindsight.runtime.rewrites import Phrasings
@@ -39,6 +40,9 @@ ENTRIES_OFF_LOOP_CHARS = 2_500
 are built on a worker thread rather than on the event loop."""
 RANK_OFF_LOOP = 400
 """Candidates times phrasings of one search from which ranking (~5 us each) runs on a worker thread."""
+BACKGROUND_COMPRESSION_SECONDS = 600.0
+"""Seconds a compression by an LLM, run after the append answered, may take before it is given up (the
+session is compressed again at the next append that passes the threshold)."""
 
 
 @dataclass(frozen=True)
@@ -194,7 +198,7 @@ class WorkingMemory:
     summariser: Summariser = field(default_factory=ExtractiveSummariser)
     _fallback: ExtractiveSummariser = field(default_factory=ExtractiveSummariser, init=False)
     _locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict, init=False)
-    _background: set[asyncio.Task[CompressionResult]] = field(default_factory=set, init=False)
+    _background: set[asyncio.Task[CompressionResult | None]] = field(default_factory=set, init=False)
 
     def entry_for(self, turn: Turn, now: float) -> Entry:
         """The entry a turn is stored as: importance by rule when not given, tokens, search terms."""
@@ -232,14 +236,12 @@ class WorkingMemory:
     def _compress_later(self, bank_id: str, session_id: str) -> None:
         if self._lock(bank_id, session_id).locked():
             return  # a compression of this session is already running
-        task = asyncio.create_task(self.compress(bank_id, session_id, self.settings.target_tokens))
-        self._background.add(task)
-        task.add_done_callback(self._compression_done)
-
-    def _compression_done(self, task: asyncio.Task[CompressionResult]) -> None:
-        self._background.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("background compression failed", exc_info=task.exception())
+        spawn(
+            self.compress(bank_id, session_id, self.settings.target_tokens),
+            name="working-compression",
+            timeout=BACKGROUND_COMPRESSION_SECONDS,
+            keep=self._background,
+        )
 
     async def drain(self) -> None:
         """Wait for background compressions (on shutdown and in tests)."""

@@ -35,7 +35,7 @@ KNOWN_FIELDS = {
     "generatorOptions",
 }
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "PersistentVolume", "StorageClass"}
-_POD_OWNERS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "ReplicaSet"}
+_POD_OWNERS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "ReplicaSet", "CronJob"}
 
 
 class UnsupportedKustomization(ValueError):
@@ -205,6 +205,7 @@ def _set_image(manifests: list[Manifest], image: dict[str, str]) -> None:
 
 
 def pod_spec(manifest: Manifest) -> dict[str, Any]:
-    """The pod spec of a workload."""
-    spec: dict[str, Any] = manifest["spec"]["template"]["spec"]
+    """The pod spec of a workload (a CronJob's is inside its job template)."""
+    workload = manifest["spec"]["jobTemplate"] if manifest["kind"] == "CronJob" else manifest
+    spec: dict[str, Any] = workload["spec"]["template"]["spec"]
     return spec

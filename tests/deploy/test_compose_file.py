@@ -16,6 +16,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+import yaml
 
 from hindsight.cli.layers import LAYERS
 from tests.deploy.compose import (
@@ -231,3 +232,23 @@ def test_only_the_edge_holds_the_agents_tokens_and_no_layer_turns_authentication
 def test_a_copied_env_file_is_never_committed() -> None:
     ignored = subprocess.run(["git", "check-ignore", "-q", ".env"], cwd=COMPOSE_FILE.parent)
     assert ignored.returncode == 0
+
+
+def test_every_layer_serves_metrics_on_the_network_and_the_prometheus_config_scrapes_each(
+    config: dict[str, Any],
+) -> None:
+    scrape = yaml.safe_load((COMPOSE_FILE.parent / "deploy" / "prometheus" / "prometheus.yml").read_text())
+    (job,) = scrape["scrape_configs"]
+    targets = {target for group in job["static_configs"] for target in group["targets"]}
+    ports = set()
+    for name, service in layer_services(config).items():
+        port = container_env(service)["HINDSIGHT_METRICS_PORT"]
+        ports.add(port)
+        assert service["labels"]["prometheus.io/scrape"] == "true", name
+        assert service["labels"]["prometheus.io/port"] == port, name
+        assert f"{name}:{port}" in targets, name
+        assert not any(str(p).endswith(f":{port}") for p in service.get("ports", [])), (
+            "metrics stay unpublished"
+        )
+    assert len(ports) == 1
+    assert len(targets) == len(layer_services(config))

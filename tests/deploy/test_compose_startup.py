@@ -69,6 +69,8 @@ def _rewrite(env: dict[str, str], ports: dict[str, int], stores: dict[str, str],
             value = "127.0.0.1"
         elif key == "HINDSIGHT_PORT":
             value = str(ports[own])
+        elif key == "HINDSIGHT_METRICS_PORT":  # one port in every container; on one host, one each
+            value = str(ports[f"{own}:metrics"])
         elif key == "HINDSIGHT_MCP_PORT":
             value = str(ports["mcp_http"])
         elif key in stores:
@@ -91,7 +93,7 @@ def compose_services(stores: dict[str, str], isolation: dict[str, str]) -> Itera
         "HINDSIGHT_LOG_LEVEL": "WARNING",
     }
     services = layer_services(compose(variables))
-    ports = {name: free_port() for name in [*services, "mcp_http"]}
+    ports = {name: free_port() for name in [*services, *(f"{s}:metrics" for s in services), "mcp_http"]}
     containers: dict[str, Container] = {}
     for name, service in services.items():
         env = _rewrite(container_env(service), ports, stores, name)

@@ -21,6 +21,9 @@ import pytest
 import yaml
 
 from hindsight.cli.layers import LAYERS
+from hindsight.cli.main import build_parser
+from hindsight.reflect.settings import ReflectSettings
+from hindsight.runtime.settings import load
 from tests.deploy.kustomize import (
     CLUSTER_SCOPED,
     Manifest,
@@ -34,6 +37,7 @@ from tests.deploy.topology import COMPONENT, addresses_read_by
 
 K8S = Path(__file__).resolve().parents[2] / "k8s"
 OVERLAYS = ("dev", "prod")
+METRICS_PORT = 9090
 KUBERNETES_VERSIONS = ("1.30.0", "1.37.0")  # oldest supported (gRPC probes: GA in 1.27) and newest
 STORE_OF = {"working": "redis", "episodic": "postgres", "reflect": "postgres", "semantic": "qdrant"}
 STORE_PORTS = {"redis": {6379}, "postgres": {5432}, "qdrant": {6333, 6334}}
@@ -42,6 +46,7 @@ CALLS = {  # who calls whom over gRPC (DESIGN.md): the only layer-to-layer traff
     "semantic": {"inference"},
     "reflect": {"episodic", "inference", "semantic"},  # semantic: maintenance moves cold records
     "episodic": {"semantic", "working", "reflect", "inference"},  # its outbox, and segmentation's embeddings
+    "maintain": {"reflect"},  # the maintenance CronJob
 }
 SECRET_KEYS = {"DATABASE_URL", "REDIS_URL", "QDRANT_URL", "HINDSIGHT_TOKENS", "HINDSIGHT_INTERNAL_TOKEN"}
 
@@ -141,7 +146,7 @@ def test_each_layer_has_a_deployment_and_a_service_with_grpc_probes_on_its_servi
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_every_pod_is_hardened(overlay: str) -> None:
-    workloads = [m for m in rendered(overlay) if m["kind"] in ("Deployment", "StatefulSet")]
+    workloads = [m for m in rendered(overlay) if m["kind"] in ("Deployment", "StatefulSet", "CronJob")]
     assert workloads
     for workload in workloads:
         spec = pod_spec(workload)
@@ -155,7 +160,7 @@ def test_every_pod_is_hardened(overlay: str) -> None:
             assert security["allowPrivilegeEscalation"] is False
             assert security["capabilities"] == {"drop": ["ALL"]}
             assert container["resources"]["requests"] and container["resources"]["limits"]
-            if workload["kind"] == "Deployment":
+            if workload["kind"] in ("Deployment", "CronJob"):
                 assert security["readOnlyRootFilesystem"] is True
     for namespace in of_kind(overlay, "Namespace").values():
         assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
@@ -345,3 +350,144 @@ def test_the_dev_overlay_does_not_build_without_the_generated_tokens_file_and_co
     other = render("dev", dev_tokens={"HINDSIGHT_TOKENS": "a=dev", "HINDSIGHT_INTERNAL_TOKEN": "b"})
     (secret,) = [m for m in other if m["kind"] == "Secret"]
     assert secret_values(secret)["HINDSIGHT_INTERNAL_TOKEN"] == "b"
+
+
+def _replicas(overlay: str, deployment: Manifest) -> int:
+    """What a Deployment runs at least: its replicas, or its autoscaler's minimum."""
+    scalers = [
+        hpa
+        for hpa in of_kind(overlay, "HorizontalPodAutoscaler").values()
+        if hpa["spec"]["scaleTargetRef"]["name"] == deployment["metadata"]["name"]
+    ]
+    return int(scalers[0]["spec"]["minReplicas"]) if scalers else int(deployment["spec"]["replicas"])
+
+
+def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    return all(labels.get(key) == value for key, value in selector["matchLabels"].items())
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_deployment_has_a_budget_that_lets_a_drain_through_and_prod_keeps_a_replica_serving(
+    overlay: str,
+) -> None:
+    budgets = of_kind(overlay, "PodDisruptionBudget")
+    for name, deployment in of_kind(overlay, "Deployment").items():
+        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        (budget,) = [b for b in budgets.values() if _selects(b["spec"]["selector"], labels)]
+        assert "minAvailable" not in budget["spec"], name
+        allowed = budget["spec"]["maxUnavailable"]
+        assert allowed >= 1, f"{name}: a budget of 0 blocks every drain"
+        replicas = _replicas(overlay, deployment)
+        if overlay == "prod":  # one evicted at a time, another still serving
+            assert replicas >= 2 and replicas - allowed >= 1, (name, replicas, allowed)
+        else:
+            assert replicas == 1, name
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_layer_spreads_its_replicas_over_nodes_then_zones(overlay: str) -> None:
+    for name, deployment in of_kind(overlay, "Deployment").items():
+        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        constraints = {c["topologyKey"]: c for c in pod_spec(deployment)["topologySpreadConstraints"]}
+        assert set(constraints) == {"kubernetes.io/hostname", "topology.kubernetes.io/zone"}, name
+        assert constraints["kubernetes.io/hostname"]["whenUnsatisfiable"] == "DoNotSchedule", name
+        for constraint in constraints.values():
+            assert constraint["maxSkew"] == 1
+            assert constraint["labelSelector"]["matchLabels"] == {
+                key: labels[key] for key in ("app.kubernetes.io/name", "app.kubernetes.io/component")
+            }, name
+            assert constraint["matchLabelKeys"] == ["pod-template-hash"], name
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_maintenance_is_one_cronjob_running_a_valid_maintain_command_and_reflect_schedules_none(
+    overlay: str,
+) -> None:
+    (cronjob,) = of_kind(overlay, "CronJob").values()
+    assert cronjob["spec"]["concurrencyPolicy"] == "Forbid"
+    assert len(cronjob["spec"]["schedule"].split()) == 5
+    spec = pod_spec(cronjob)
+    assert spec["restartPolicy"] in ("Never", "OnFailure")
+    (container,) = spec["containers"]
+    args = build_parser().parse_args(container["args"])
+    assert args.command == "maintain"
+    assert args.run.__name__ == "_maintain"
+    host, _, port = args.address.partition(":")
+    service = of_kind(overlay, "Service")[host]
+    assert int(port) in {p["port"] for p in service["spec"]["ports"]}
+    assert _secret_refs(container)["HINDSIGHT_INTERNAL_TOKEN"] == {
+        "name": "hindsight-secrets",
+        "key": "HINDSIGHT_INTERNAL_TOKEN",
+    }
+    reflect = pod_spec(of_kind(overlay, "Deployment")["hindsight-reflect"])["containers"][0]
+    plain = {e["name"]: e["value"] for e in reflect["env"] if "value" in e}
+    assert load(ReflectSettings, environ=plain).maintain_interval_seconds == 0
+    labels = cronjob["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["labels"]
+    policy = of_kind(overlay, "NetworkPolicy")["hindsight-maintain"]["spec"]
+    assert _selects(policy["podSelector"], labels)
+    reached = {component_of(peer) for rule in policy["egress"] for peer in rule["to"]}
+    assert reached == {"reflect"}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_layer_serves_metrics_on_a_named_port_its_service_and_annotations_name(overlay: str) -> None:
+    assert of_kind(overlay, "ConfigMap")["hindsight-config"]["data"]["HINDSIGHT_METRICS_PORT"] == str(
+        METRICS_PORT
+    )
+    deployments, services = of_kind(overlay, "Deployment"), of_kind(overlay, "Service")
+    for layer in LAYERS:
+        name = f"hindsight-{COMPONENT[layer.name]}"
+        template = deployments[name]["spec"]["template"]
+        container = template["spec"]["containers"][0]
+        assert {"name": "metrics", "containerPort": METRICS_PORT} in container["ports"], name
+        annotations = template["metadata"]["annotations"]
+        assert annotations["prometheus.io/scrape"] == "true"
+        assert annotations["prometheus.io/port"] == str(METRICS_PORT)
+        assert annotations["prometheus.io/path"] == "/metrics"
+        assert {"name": "metrics", "port": METRICS_PORT, "targetPort": "metrics", "appProtocol": "http"} in (
+            services[name]["spec"]["ports"]
+        ), name
+    policy = of_kind(overlay, "NetworkPolicy")["hindsight-metrics"]["spec"]
+    (rule,) = policy["ingress"]
+    assert [p["port"] for p in rule["ports"]] == [METRICS_PORT]
+    assert all("namespaceSelector" in peer for peer in rule["from"]), "only the monitoring namespace"
+
+
+def test_prod_publishes_mcp_through_an_ingress_with_tls_for_the_edges_public_url() -> None:
+    (ingress,) = of_kind("prod", "Ingress").values()
+    spec = ingress["spec"]
+    covered = {host for tls in spec["tls"] for host in tls["hosts"]}
+    assert all(tls["secretName"] for tls in spec["tls"])
+    edge_service = of_kind("prod", "Service")["hindsight-mcp-edge"]
+    port_names = {p["name"] for p in edge_service["spec"]["ports"]}
+    for rule in spec["rules"]:
+        assert rule["host"] in covered, "every host is served over TLS"
+        for path in rule["http"]["paths"]:
+            backend = path["backend"]["service"]
+            assert backend["name"] == "hindsight-mcp-edge" and backend["port"]["name"] in port_names
+    edge = pod_spec(of_kind("prod", "Deployment")["hindsight-mcp-edge"])["containers"][0]
+    plain = {e["name"]: e.get("value") for e in edge["env"]}
+    (host,) = covered
+    assert plain["HINDSIGHT_MCP_PUBLIC_URL"] == f"https://{host}/mcp"
+    assert any(p["path"] == "/mcp" for rule in spec["rules"] for p in rule["http"]["paths"])
+
+
+def test_the_monitoring_overlay_adds_a_service_monitor_that_scrapes_every_layers_metrics_port() -> None:
+    manifests = render("monitoring")
+    (monitor,) = [m for m in manifests if m["kind"] == "ServiceMonitor"]
+    assert monitor["apiVersion"] == "monitoring.coreos.com/v1"
+    assert [e["port"] for e in monitor["spec"]["endpoints"]] == ["metrics"]
+    selector = monitor["spec"]["selector"]
+    (expression,) = selector["matchExpressions"]
+    scraped = {
+        m["metadata"]["name"]
+        for m in manifests
+        if m["kind"] == "Service"
+        and _selects(selector, m["metadata"]["labels"])
+        and m["metadata"]["labels"].get("app.kubernetes.io/component") in expression["values"]
+    }
+    assert scraped == {f"hindsight-{COMPONENT[layer.name]}" for layer in LAYERS}
+    others = [m for m in manifests if m["kind"] != "ServiceMonitor"]
+    assert {(m["kind"], m["metadata"]["name"]) for m in others} == {
+        (m["kind"], m["metadata"]["name"]) for m in rendered("prod")
+    }

@@ -12,30 +12,12 @@ from pathlib import Path
 import pytest
 
 from hindsight.cli.main import build_parser
-
-TEXTS = [
-    ("Caroline", "I adopted a golden retriever puppy named Biscuit last weekend."),
-    ("Melanie", "That is lovely! How is Biscuit settling in at home?"),
-    ("Caroline", "My sister is moving to Lisbon for a job at a robotics startup."),
-    ("user", "周末我们全家去杭州西湖划船了。"),
-    ("user", "妈妈喜欢喝龙井茶，不喜欢咖啡。"),
-    ("Melanie", "I ran my first half marathon in Rotterdam this spring."),
-]
-QUESTIONS = ["What is the name of Caroline's puppy?", "妈妈喜欢喝什么？", "Where did Melanie run?"]
+from tests.integration.tiny_bench_data import write_tiny_data
 
 
 @pytest.fixture
 def data_file(tmp_path: Path) -> Path:
-    """A tiny file in the benchmark format: a few sessions of real-looking text and three questions."""
-    messages = [
-        {"id": f"m{index}", "speaker": speaker, "text": text, "session": str(index // 2)}
-        for index, (speaker, text) in enumerate(TEXTS)
-    ]
-    queries = [{"id": f"q{index}", "text": text, "gold": []} for index, text in enumerate(QUESTIONS)]
-    path = tmp_path / "tiny.json"
-    data = {"name": "tiny", "namespaces": [{"id": "n", "messages": messages, "queries": queries}]}
-    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    return path
+    return write_tiny_data(tmp_path)
 
 
 def test_the_bench_grows_a_bank_measures_each_size_and_writes_the_contract_json(

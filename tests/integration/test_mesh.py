@@ -251,7 +251,7 @@ def test_up_reports_the_log_of_a_service_that_dies_during_start_up_and_exits_1(
     assert not (mesh.home / "mesh.json").exists()
 
 
-def test_ensure_mesh_starts_one_background_mesh_reuses_it_and_a_dead_service_stops_it_all(
+def test_ensure_mesh_starts_one_background_mesh_reuses_it_and_a_dead_service_is_restarted(
     shared_stores: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for key, value in shared_stores.items():
@@ -267,13 +267,19 @@ def test_ensure_mesh_starts_one_background_mesh_reuses_it_and_a_dead_service_sto
         assert_every_service_serving(info)
         assert READY_LINE in (home / "logs" / "up.log").read_text()
 
-        psutil.Process(info.children["working"]).kill()  # no silent half-mesh: everything stops
-        psutil.wait_procs([supervisor], timeout=STOP_TIMEOUT)
+        psutil.Process(info.children["working"]).kill()  # the supervisor starts it again
+        deadline = time.monotonic() + START_TIMEOUT
+        while (now := read_mesh(home)) is not None and not now.restarts.get("working"):
+            assert time.monotonic() < deadline, "working was not restarted"
+            time.sleep(0.2)
+        assert now is not None and now.restarts["working"] == 1
+        assert now.children["working"] != info.children["working"]
+        family = supervisor.children(recursive=True)
     finally:
         if supervisor.is_running():
             supervisor.send_signal(signal.SIGINT)
             psutil.wait_procs([supervisor], timeout=STOP_TIMEOUT)
-    assert "working exited with code -9 while serving" in (home / "logs" / "up.log").read_text()
+    assert "working exited with code -9; restarting it" in (home / "logs" / "up.log").read_text()
     assert [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
     assert read_mesh(home) is None
 

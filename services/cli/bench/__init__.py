@@ -14,6 +14,10 @@ SUITES: dict[str, str] = {
     "inference": "hindsight.cli.bench.inference",
     "working": "hindsight.cli.bench.working",
     "scale": "hindsight.cli.bench.scale",
+    "faults": "hindsight.cli.bench.faults",
+    "fuzz": "hindsight.cli.bench.fuzz",
+    "load": "hindsight.cli.bench.load",
+    "poisoning": "hindsight.cli.bench.poisoning",
 }
 """Suite name -> module path. A suite module registers itself by being listed here."""
 

@@ -7,18 +7,22 @@ user's memories), on a free MCP port; it is stopped with SIGINT, as a user's Ctr
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import psutil
 
-from hindsight.cli.mesh import READY_LINE, MeshError, MeshInfo, read_mesh
+from hindsight.cli.mesh import MESH_FILE, READY_LINE, MeshError, MeshInfo, read_mesh
+
+log = logging.getLogger("hindsight.bench.mesh")
 
 STOP_TIMEOUT = 60.0
 
@@ -68,6 +72,21 @@ class PeakMemory:
         return self.peak_bytes / (1024 * 1024)
 
 
+def _read_written_mesh(home: Path, patience: float = 10.0) -> MeshInfo | None:
+    """``mesh.json`` as the mesh wrote it before its ready line, looked for again for a while: on a loaded
+    machine a read that lands between two rewrites, or a slow process table, must not fail a start."""
+    deadline = time.monotonic() + patience
+    while True:
+        info = read_mesh(home)
+        if info is not None or time.monotonic() > deadline:
+            if info is None:
+                path = home / MESH_FILE
+                what = path.read_text()[:2000] if path.exists() else "no such file"
+                log.error("the ready mesh's file could not be read", extra={"mesh_file": what})
+            return info
+        time.sleep(0.1)
+
+
 def _wait_ready(process: subprocess.Popen[str], home: Path, timeout: float) -> tuple[MeshInfo, list[str]]:
     """Read ``hindsight up``'s output until its ready line; the mesh as written to ``mesh.json``."""
     assert process.stdout is not None
@@ -79,7 +98,7 @@ def _wait_ready(process: subprocess.Popen[str], home: Path, timeout: float) -> t
         for line in process.stdout:
             lines.append(line)
             if line.startswith(READY_LINE):
-                info = read_mesh(home)
+                info = _read_written_mesh(home)
                 if info is not None:
                     outcome.append(info)
                 break
@@ -88,10 +107,11 @@ def _wait_ready(process: subprocess.Popen[str], home: Path, timeout: float) -> t
     thread.start()
     thread.join(timeout)
     if not outcome:
-        raise MeshError(
-            f"hindsight up was not ready within {timeout:.0f}s (exit code {process.poll()}):\n"
-            + "".join(lines)
-        )
+        ready = any(line.startswith(READY_LINE) for line in lines)
+        what = f"was not ready within {timeout:.0f}s"
+        if ready:
+            what = "said it was ready, but its mesh.json could not be read"
+        raise MeshError(f"hindsight up {what} (exit code {process.poll()}):\n" + "".join(lines))
     # Keep draining its output, so a chatty mesh never blocks on a full pipe.
     threading.Thread(target=lambda: [None for _ in process.stdout or ()], daemon=True).start()
     return outcome[0], lines
