@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections import Counter
+from typing import Any
 
 import snowballstemmer
 
@@ -54,7 +56,17 @@ def terms(text: str) -> list[str]:
 
 
 _ENGLISH_WORD = re.compile(r"[a-z]+")
-_english_stemmer = snowballstemmer.stemmer("english")
+_stemmers = threading.local()
+"""One Snowball stemmer per thread: a stemmer keeps the word it works on in itself, so two threads sharing
+one (analysis runs on worker threads, see :func:`hindsight.runtime.offload.off_loop`) get each other's
+words: wrong stems, or an ``IndexError`` that failed the write it was analysing."""
+
+
+def _english_stemmer() -> Any:
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 @functools.lru_cache(maxsize=65536)
@@ -62,7 +74,7 @@ def stem(word: str) -> str:
     """The Snowball (Porter2) stem of a lower-case English word; other terms are returned unchanged."""
     if len(word) < 4 or not _ENGLISH_WORD.fullmatch(word):
         return word
-    return str(_english_stemmer.stemWord(word))
+    return str(_english_stemmer().stemWord(word))
 
 
 def search_terms(text: str) -> list[str]:
