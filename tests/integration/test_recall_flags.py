@@ -8,10 +8,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.mcp_edge.domain import RecallQuery
@@ -21,6 +19,7 @@ from hindsight.mcp_edge.servicer import recall_response
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.auth import Grants
 from hindsight.runtime.embedded import free_port
+from tests.integration.mcp_http import call_tool, mcp_client, mcp_url
 from tests.integration.mesh import LayerAddresses
 
 TOKEN = "recall-flags-token"
@@ -54,21 +53,16 @@ async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
 
 @pytest.fixture(scope="module")
 async def url(engine: MemoryEngine) -> AsyncIterator[str]:
-    settings = EdgeSettings(mcp_port=free_port(), default_bank="flags")
-    async with serving_mcp_http(engine, settings, Grants.parse(f"{TOKEN}=*")) as served:
+    async with mcp_url(engine, "flags", TOKEN) as served:
         yield served
 
 
 def _client(url: str) -> Client:
-    http = httpx2.AsyncClient(headers={"authorization": f"Bearer {TOKEN}"})
-    return Client(streamable_http_client(url, http_client=http))
+    return mcp_client(url, TOKEN)
 
 
 async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    return await call_tool(client, tool, arguments)
 
 
 async def _say(client: Client, bank: str, text: str, session: str, **extra: Any) -> dict[str, Any]:

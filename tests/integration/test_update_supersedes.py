@@ -11,23 +11,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 import grpc
-import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
 from hindsight.mcp_edge.engine import MemoryEngine, open_engine
-from hindsight.mcp_edge.http import serving_mcp_http
 from hindsight.mcp_edge.service import memory_service_spec
-from hindsight.mcp_edge.settings import EdgeSettings
-from hindsight.runtime.auth import Grants
-from hindsight.runtime.embedded import free_port
 from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.server import ServiceSpec
 from hindsight.runtime.testing import channel_to, serving
+from tests.integration.mcp_http import call_tool, mcp_client, mcp_url
 from tests.integration.mesh import LayerAddresses
 
 TOKEN = "update-token"
@@ -48,9 +43,7 @@ async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
 
 @pytest.fixture(scope="module")
 async def url(engine: MemoryEngine) -> AsyncIterator[str]:
-    """The edge's MCP tools over streamable HTTP, admitting one token for every bank."""
-    settings = EdgeSettings(mcp_port=free_port(), default_bank="updates")
-    async with serving_mcp_http(engine, settings, Grants.parse(f"{TOKEN}=*")) as served:
+    async with mcp_url(engine, "updates", TOKEN) as served:
         yield served
 
 
@@ -66,16 +59,11 @@ async def stub(engine: MemoryEngine) -> AsyncIterator[memory_pb2_grpc.MemoryServ
 
 
 def _client(url: str) -> Client:
-    """The official MCP client over streamable HTTP, with the token."""
-    http = httpx2.AsyncClient(headers={"authorization": f"Bearer {TOKEN}"})
-    return Client(streamable_http_client(url, http_client=http))
+    return mcp_client(url, TOKEN)
 
 
 async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    return await call_tool(client, tool, arguments)
 
 
 async def _facts(semantic: str, bank: str) -> list[semantic_pb2.SemanticRecord]:
