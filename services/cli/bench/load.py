@@ -207,20 +207,10 @@ class GrpcAgent:
         return bool(reply.partial)
 
     async def retain(self, bank: str, messages: Sequence[Message]) -> tuple[str, ...]:
-        from hindsight.client import RecordMeta, Role, Source, Turn
+        from hindsight.cli.bench.transports import grpc_turn
 
-        session = messages[0].session or "default"
-        turns = [
-            Turn(
-                id=m.id,
-                session_id=session,
-                role=Role.USER,
-                speaker=m.speaker,
-                text=m.text,
-                meta=RecordMeta(source=Source.USER, time=m.time),
-            )
-            for m in messages
-        ]
+        session = messages[0].session or "default"  # one session per call, as the MCP tool takes it
+        turns = [grpc_turn(m, session) for m in messages]
         stored = await self._client.retain(bank, turns)
         return tuple(stored.turn_ids)
 
@@ -251,17 +241,9 @@ class McpAgent:
         return bool(reply.get("partial"))
 
     async def retain(self, bank: str, messages: Sequence[Message]) -> tuple[str, ...]:
-        turns = [
-            {
-                "id": m.id,
-                "text": m.text,
-                "speaker": m.speaker,
-                "role": "user",
-                "source": "user",
-                **({"time": m.time.isoformat()} if m.time else {}),
-            }
-            for m in messages
-        ]
+        from hindsight.cli.bench.transports import mcp_turn
+
+        turns = [mcp_turn(m) for m in messages]
         session = messages[0].session or "default"
         stored = await self._call("retain", {"bank": bank, "session_id": session, "turns": turns})
         return tuple(str(turn_id) for turn_id in stored.get("turn_ids", ()))

@@ -50,15 +50,28 @@ def source_ids(memory_id: str, cited: Sequence[str]) -> list[str]:
     return list(cited) or [memory_id]
 
 
-def _turn(message: Message) -> Turn:
+def grpc_turn(message: Message, session: str | None = None) -> Turn:
+    """A benchmark message as a user's turn for the MemoryService, in its own session or ``session``."""
     return Turn(
         id=message.id,
-        session_id=message.session or "default",
+        session_id=session or message.session or "default",
         role=Role.USER,
         speaker=message.speaker,
         text=message.text,
         meta=RecordMeta(source=Source.USER, time=message.time),
     )
+
+
+def mcp_turn(message: Message) -> dict[str, Any]:
+    """A benchmark message as a user's turn in the MCP retain tool's arguments."""
+    return {
+        "id": message.id,
+        "text": message.text,
+        "speaker": message.speaker,
+        "role": "user",
+        "source": "user",
+        **({"time": message.time.isoformat()} if message.time else {}),
+    }
 
 
 class GrpcTransport:
@@ -68,7 +81,7 @@ class GrpcTransport:
         self._client = client
 
     async def retain(self, bank_id: str, messages: Sequence[Message]) -> None:
-        stored = await self._client.retain(bank_id, [_turn(m) for m in messages], timeout=RETAIN_TIMEOUT)
+        stored = await self._client.retain(bank_id, [grpc_turn(m) for m in messages], timeout=RETAIN_TIMEOUT)
         if not stored.indexed:
             raise RuntimeError(f"bank {bank_id}: the edge stored turns without indexing them")
 
@@ -107,17 +120,7 @@ class McpTransport:
             else:
                 runs.append([message])
         for run in runs:
-            turns = [
-                {
-                    "id": m.id,
-                    "text": m.text,
-                    "speaker": m.speaker,
-                    "role": "user",
-                    "source": "user",
-                    **({"time": m.time.isoformat()} if m.time else {}),
-                }
-                for m in run
-            ]
+            turns = [mcp_turn(m) for m in run]
             stored = await self._call(
                 "retain", {"bank": bank_id, "session_id": run[0].session or "default", "turns": turns}
             )
