@@ -3,7 +3,8 @@
 #   docker build -t hindsight-memory:0.1.0 .
 # The embedding and reranking models are files inside pip packages (nanoranker, ...), installed here at build
 # time with the other dependencies: nothing is downloaded when a container runs. To pin the base image by
-# digest, pass it in: --build-arg PYTHON_IMAGE=python:3.11.14-slim-bookworm@sha256:<digest>.
+# digest, pass it in: --build-arg PYTHON_IMAGE=python:3.11.14-slim-bookworm@sha256:<digest>. Any Debian-like
+# base with Python 3.11 and its venv module will do (scripts/containers_check.py builds one with debootstrap).
 ARG PYTHON_IMAGE=python:3.11.14-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
@@ -25,8 +26,11 @@ RUN /opt/hindsight/bin/pip install --no-deps --no-build-isolation . \
  && /opt/hindsight/bin/python -c "from hindsight.inference.models import packaged_use_path; print(packaged_use_path())"
 
 FROM ${PYTHON_IMAGE}
+# /var/lib/hindsight belongs to the runtime user so that a volume mounted there (the semantic layer's
+# in-process vector store, HINDSIGHT_QDRANT_PATH) starts out writable on a read-only root filesystem.
 RUN groupadd --gid 10001 hindsight \
- && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin hindsight
+ && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin hindsight \
+ && install -d -o 10001 -g 10001 -m 0750 /var/lib/hindsight
 COPY --from=build /opt/hindsight /opt/hindsight
 COPY NOTICE /usr/share/doc/hindsight/NOTICE
 ENV PATH=/opt/hindsight/bin:$PATH \

@@ -3,7 +3,8 @@ hash-checked, dependency-free install (``--require-hashes --no-deps``) cannot si
 
 What ``pip install .`` needs is read from pyproject.toml (the declared pins and the build backend) and then
 followed through the installed distributions' metadata, with environment markers and extras evaluated for
-this interpreter (Linux, Python 3.11, like the image)."""
+this interpreter (Linux, Python 3.11, like the image) and for the earliest Python 3.11 an image base may
+have (Debian bookworm's 3.11.2): a requirement that only the earlier release needs is locked too."""
 
 from __future__ import annotations
 
@@ -75,10 +76,23 @@ def declared_requirements(pyproject: Path = PYPROJECT) -> list[Requirement]:
     return [Requirement(line) for line in declared]
 
 
-def _applies(requirement: Requirement, extras: frozenset[str]) -> bool:
+EARLIEST_IMAGE_PYTHON = "3.11.2"
+"""Debian bookworm's Python, the base scripts/containers/stack.py builds the image on."""
+
+
+def _applies(requirement: Requirement, extras: frozenset[str], here_only: bool = False) -> bool:
+    """Whether ``requirement`` applies on this interpreter or (unless ``here_only``) on the earliest image
+    Python."""
     if requirement.marker is None:
         return True
-    return any(requirement.marker.evaluate({"extra": extra}) for extra in extras | {""})
+    environments: list[dict[str, str]] = [{}]
+    if not here_only:
+        environments.append({"python_full_version": EARLIEST_IMAGE_PYTHON})
+    return any(
+        requirement.marker.evaluate({"extra": extra} | environment)
+        for extra in extras | {""}
+        for environment in environments
+    )
 
 
 def needed_closure(roots: list[Requirement]) -> tuple[dict[NormalizedName, Needed], list[str]]:
@@ -100,9 +114,12 @@ def needed_closure(roots: list[Requirement]) -> tuple[dict[NormalizedName, Neede
         try:
             distribution = metadata.distribution(requirement.name)
         except metadata.PackageNotFoundError:
-            problems.append(
-                f"{name} (needed by {parent}) is not installed here: its dependencies are unknown"
-            )
+            if _applies(requirement, frozenset(), here_only=True):
+                problems.append(
+                    f"{name} (needed by {parent}) is not installed here: its dependencies are unknown"
+                )
+            # else: needed only on an earlier 3.11, so not installed here; the image build's pip check
+            # covers its own requirements.
             continue
         for line in distribution.requires or []:
             try:

@@ -48,6 +48,8 @@ FILLED = read_env_file(ENV_EXAMPLE) | {
 }
 """The example .env as an operator fills it in: a password and both tokens."""
 REQUIRED = ("POSTGRES_PASSWORD", "HINDSIGHT_INTERNAL_TOKEN", "HINDSIGHT_TOKENS")
+IMAGE_VARIABLES = {"POSTGRES_IMAGE": "postgres", "REDIS_IMAGE": "redis"}
+"""Store images a machine without a registry builds (scripts/containers/), by the service each replaces."""
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 CALLS_WITHOUT_WAITING = {  # called through a retrying outbox, so start-up does not wait for them
     "episodic": {"semantic", "working", "reflect", "inference"},
@@ -91,7 +93,10 @@ def test_every_service_is_health_checked_and_restarts(config: dict[str, Any]) ->
 def test_services_start_only_after_what_they_need_is_healthy(config: dict[str, Any]) -> None:
     for name, service in layer_services(config).items():
         depends = service.get("depends_on", {})
-        assert all(rule == {"condition": "service_healthy"} for rule in depends.values()), name
+        for dependency, rule in depends.items():
+            # The Qdrant server may be left out (--scale qdrant=0) for semantic's in-process engine.
+            optional = {"required": False} if (name, dependency) == ("semantic", "qdrant") else {}
+            assert rule == {"condition": "service_healthy"} | optional, (name, dependency)
         expected = NEEDS.get(name, set()) | ({OWNS[name]} if name in OWNS else set())
         assert set(depends) == expected, name
 
@@ -149,7 +154,13 @@ def test_images_are_pinned_to_exact_versions(config: dict[str, Any]) -> None:
 def test_nothing_secret_is_committed_and_every_variable_has_a_line_in_the_env_example() -> None:
     text = COMPOSE_FILE.read_text()
     used = set(re.findall(r"\$\{([A-Z_][A-Z0-9_]*)", text))
-    optional = {"HINDSIGHT_IMAGE", "HINDSIGHT_MCP_PUBLISH_PORT", "HINDSIGHT_GRPC_PUBLISH_PORT"}
+    optional = {
+        "HINDSIGHT_IMAGE",
+        "HINDSIGHT_MCP_PUBLISH_PORT",
+        "HINDSIGHT_GRPC_PUBLISH_PORT",
+        *IMAGE_VARIABLES,
+        "QDRANT_URL",
+    }
     assert used - optional <= set(read_env_file(ENV_EXAMPLE))
     assert not re.search(r"(PASSWORD|TOKEN|KEY)\w*:[ \t]*[\"']?\w", re.sub(r"\$\{[^}]*\}", "", text))
     with pytest.raises(InterpolationError, match="POSTGRES_PASSWORD"):
@@ -252,3 +263,28 @@ def test_every_layer_serves_metrics_on_the_network_and_the_prometheus_config_scr
         )
     assert len(ports) == 1
     assert len(targets) == len(layer_services(config))
+
+
+def test_store_images_can_be_swapped_by_variable_and_default_to_the_registry_tags(
+    config: dict[str, Any],
+) -> None:
+    raw = raw_compose()["services"]
+    for variable, store in IMAGE_VARIABLES.items():
+        default = config["services"][store]["image"]
+        assert raw[store]["image"] == f"${{{variable}:-{default}}}", store
+        local = compose(FILLED | {variable: f"localhost/hindsight-{store}:1.0-bookworm"})
+        assert local["services"][store]["image"] == f"localhost/hindsight-{store}:1.0-bookworm"
+
+
+def test_semantic_uses_the_qdrant_server_by_default_and_its_own_engine_on_a_volume_when_the_url_is_empty(
+    config: dict[str, Any],
+) -> None:
+    semantic = config["services"]["semantic"]
+    assert container_env(semantic)["QDRANT_URL"] == "http://qdrant:6333"
+    embedded = compose(FILLED | {"QDRANT_URL": ""})["services"]["semantic"]
+    env = container_env(embedded)
+    assert env["QDRANT_URL"] == ""
+    (volume,) = embedded["volumes"]
+    name, _, mount = volume.partition(":")
+    assert name in config["volumes"] and env["HINDSIGHT_QDRANT_PATH"].startswith(mount + "/")
+    assert embedded["depends_on"]["qdrant"]["required"] is False

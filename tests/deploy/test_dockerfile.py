@@ -163,3 +163,16 @@ def test_every_distribution_is_installed_from_the_hash_lock_and_nothing_is_resol
 def test_an_install_that_could_fetch_an_unlocked_file_is_reported(run: str, complaint: str) -> None:
     problems = unlocked_installs(instructions(f"FROM python:3.11\nRUN {run}\n"))
     assert any(complaint in problem for problem in problems), problems
+
+
+def test_the_runtime_stage_owns_the_mount_point_of_the_semantic_volume() -> None:
+    """A named volume starts out with the image's owner of its mount point: the runtime user must own it,
+    or the semantic layer's in-process engine cannot write on a read-only root."""
+    from tests.deploy.compose import compose
+
+    filled = {"POSTGRES_PASSWORD": "x", "HINDSIGHT_INTERNAL_TOKEN": "x", "HINDSIGHT_TOKENS": "x=y"}
+    (volume,) = compose(filled)["services"]["semantic"]["volumes"]
+    mount = volume.split(":")[1]
+    user = dict(final_stage())["USER"].split(":")
+    runs = " ".join(rest for keyword, rest in final_stage() if keyword == "RUN")
+    assert re.search(rf"install -d -o {user[0]} -g {user[1]} (-m \d+ )?{re.escape(mount)}(\s|$)", runs), runs
