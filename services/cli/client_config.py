@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hindsight.cli.credentials import client_token
-from hindsight.cli.mesh import read_mesh, resolve_home
+from hindsight.runtime.home import read_mesh, resolve_home
 
 CLIENTS = ("claude-desktop", "vscode", "cursor", "http", "inspector")
 DEFAULT_MCP_URL = "http://127.0.0.1:8765/mcp"

@@ -18,27 +18,15 @@ import json
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from hindsight.runtime.auth import token_digest
+from hindsight.runtime.home import CREDENTIALS_FILE, Credentials, read_credentials, stored_credentials
 
-CREDENTIALS_FILE = "credentials.json"
 TOKENS_FILE = "tokens"
 _BLOCK_START = "# --- written by hindsight up on every start: edit below the end line, not here ---"
 _BLOCK_END = "# --- end of the generated block; add 'token=bank1,bank2' lines below ---"
-
-
-@dataclass(frozen=True)
-class Credentials:
-    """The secrets a mesh runs with (generated, or from the environment)."""
-
-    admin: str
-    """The operator's token: every bank and the admin-only operations."""
-    agent: str
-    """The generated client token granting every bank; empty when ``HINDSIGHT_TOKENS`` replaces it."""
-    internal: str
-    """The mesh credential, presented by every layer to the others."""
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -50,33 +38,10 @@ def _write_private(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-def _stored(home: Path) -> dict[str, str]:
-    try:
-        data = json.loads((home / CREDENTIALS_FILE).read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {key: value for key, value in data.items() if isinstance(value, str)}
-
-
-def read_credentials(home: Path, environ: Mapping[str, str] | None = None) -> Credentials | None:
-    """The credentials of the mesh on ``home`` (environment first), or None before the first start."""
-    source = os.environ if environ is None else environ
-    stored = _stored(home)
-    if not stored and not source.get("HINDSIGHT_ADMIN_TOKEN"):
-        return None
-    return Credentials(
-        admin=source.get("HINDSIGHT_ADMIN_TOKEN") or stored.get("admin", ""),
-        agent="" if source.get("HINDSIGHT_TOKENS") else stored.get("agent", ""),
-        internal=source.get("HINDSIGHT_INTERNAL_TOKEN") or stored.get("internal", ""),
-    )
-
-
 def ensure_credentials(home: Path, environ: Mapping[str, str] | None = None) -> tuple[Credentials, bool]:
     """The credentials of ``home``, generating what is missing; also whether any were generated now."""
     source = os.environ if environ is None else environ
-    stored = _stored(home)
+    stored = stored_credentials(home)
     wanted = {
         "admin": "HINDSIGHT_ADMIN_TOKEN",
         "agent": "HINDSIGHT_TOKENS",
@@ -104,7 +69,9 @@ def write_tokens_file(home: Path, credentials: Credentials) -> Path:
     users = previous.split(_BLOCK_END + "\n", 1)[1] if _BLOCK_END in previous else ""
     block = [_BLOCK_START, f"admin:sha256:{token_digest(credentials.admin)}=*"]
     if credentials.agent:
-        block.append(f"agent:sha256:{token_digest(credentials.agent)}=*")
+        # the local user's own agent: every bank, and forgetting too (a grant without operations would
+        # only read and write)
+        block.append(f"agent:sha256:{token_digest(credentials.agent)}=*:read+write+forget")
     text = "\n".join([*block, _BLOCK_END]) + "\n" + users
     if text != previous:
         _write_private(path, text)
@@ -121,6 +88,4 @@ def public_view(credentials: Credentials) -> dict[str, str]:
 def client_token(home: Path, environ: Mapping[str, str] | None = None) -> str:
     """The token a local client of ``home``'s mesh presents: the agent token, else the admin token."""
     credentials = read_credentials(home, environ)
-    if credentials is None:
-        return ""
-    return credentials.agent or credentials.admin
+    return credentials.for_client if credentials else ""

@@ -140,7 +140,7 @@ def check_permissions(home: Path) -> Check:
 
 
 def check_tokens(home: Path) -> Check:
-    from hindsight.cli.credentials import read_credentials
+    from hindsight.runtime.home import read_credentials
 
     credentials = read_credentials(home)
     if credentials is None:
@@ -237,8 +237,7 @@ def check_stores(info: Any) -> list[Check]:
 
 def diagnose(home: Path, mcp_port: int) -> list[Check]:
     """Every check, in the order printed."""
-    from hindsight.cli.credentials import read_credentials
-    from hindsight.cli.mesh import read_mesh
+    from hindsight.runtime.home import read_credentials, read_mesh
 
     info = read_mesh(home)
     credentials = read_credentials(home)
@@ -260,7 +259,7 @@ def diagnose(home: Path, mcp_port: int) -> list[Check]:
 
 def run(args: argparse.Namespace) -> int:
     """Entry of ``hindsight doctor``: 0 when every check passes, 1 otherwise."""
-    from hindsight.cli.mesh import resolve_home
+    from hindsight.runtime.home import resolve_home
 
     home = resolve_home(args.home)
     checks = diagnose(home, args.mcp_port)

@@ -29,7 +29,7 @@ def add_command(commands: Any) -> None:
 
 def stop_mesh(home: Path, grace: float) -> bool:
     """Stop the mesh on ``home``; False when none was running. Returns once the supervisor is gone."""
-    from hindsight.cli.mesh import MESH_FILE, read_mesh
+    from hindsight.runtime.home import MESH_FILE, read_mesh
 
     info = read_mesh(home)  # checks the pid's start time: a reused pid is never signalled
     if info is None:
@@ -53,7 +53,7 @@ def stop_mesh(home: Path, grace: float) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """Entry of ``hindsight down``: 0 when a mesh was stopped, 1 when none ran on the home."""
-    from hindsight.cli.mesh import resolve_home
+    from hindsight.runtime.home import resolve_home
 
     home = resolve_home(args.home)
     if not stop_mesh(home, args.grace):

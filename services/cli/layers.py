@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hindsight.runtime.home import EDGE
+
 
 @dataclass(frozen=True)
 class Layer:
@@ -23,7 +25,6 @@ LAYERS: tuple[Layer, ...] = (
     Layer("episodic", "hindsight.episodic.v1.EpisodicService", "HINDSIGHT_EPISODIC_ADDR"),
     Layer("semantic", "hindsight.semantic.v1.SemanticService", "HINDSIGHT_SEMANTIC_ADDR"),
     Layer("reflect", "hindsight.reflect.v1.ReflectService", "HINDSIGHT_REFLECT_ADDR"),
-    Layer("mcp_edge", "hindsight.memory.v1.MemoryService", ""),
+    Layer(EDGE, "hindsight.memory.v1.MemoryService", ""),
 )
 BY_NAME: dict[str, Layer] = {layer.name: layer for layer in LAYERS}
-EDGE = "mcp_edge"

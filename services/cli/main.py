@@ -178,12 +178,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     maintain_module.add_arguments(maintain)
 
-    from hindsight.cli import doctor, down, export_import, settings_doc, status  # cheap: none imports gRPC
+    from hindsight.cli import (  # no gRPC
+        doctor,
+        down,
+        export_import,
+        outbox,
+        settings_doc,
+        share,
+        status,
+        tokens,
+    )
 
     status.add_command(commands)
     down.add_command(commands)
     doctor.add_command(commands)
     export_import.add_commands(commands)
+    outbox.add_command(commands)
+    tokens.add_command(commands)
+    share.add_command(commands)
 
     settings_doc.add_command(commands)
     if SUITES:

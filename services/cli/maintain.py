@@ -50,8 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _token(args: argparse.Namespace) -> str:
     if args.token:
         return str(args.token)
-    from hindsight.cli.credentials import read_credentials
-    from hindsight.cli.mesh import resolve_home
+    from hindsight.runtime.home import read_credentials, resolve_home
 
     credentials = read_credentials(resolve_home(args.home))
     return credentials.internal if credentials else ""
@@ -60,7 +59,7 @@ def _token(args: argparse.Namespace) -> str:
 def _reflect_address(args: argparse.Namespace) -> str:
     if args.address:
         return str(args.address)
-    from hindsight.cli.mesh import read_mesh, resolve_home
+    from hindsight.runtime.home import read_mesh, resolve_home
 
     info = read_mesh(resolve_home(args.home))
     if info is None:

@@ -18,11 +18,12 @@ from hindsight.mcp_edge.engine import open_engine
 from hindsight.mcp_edge.mcp_server import build_mcp_server
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.auth import ALL_BANKS, Caller, Grants
+from hindsight.runtime.permissions import ALL_OPERATIONS, BankGrant
 from hindsight.runtime.settings import load
 
-LOCAL_USER = Caller(name="stdio", banks=frozenset({ALL_BANKS}))
-"""The caller of every stdio call: the user who started this process on their own mesh. The layers still
-check the credential the engine presents to them."""
+LOCAL_USER = Caller(name="stdio", grants=(BankGrant(ALL_BANKS, ALL_OPERATIONS),))
+"""The caller of every stdio call: the user who started this process on their own mesh (every operation on
+every bank, but not the operator's methods). The layers still check the credential the engine presents."""
 
 
 def edge_settings_for(mesh: MeshInfo) -> EdgeSettings:

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ from hindsight.runtime.embedded import (
     start_valkey,
     wait_until_gone,
 )
+from hindsight.runtime.home import MESH_FILE, MeshInfo, read_mesh, resolve_home, same_process, started_at
 from hindsight.runtime.settings import SettingsError, env, load
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,6 @@ log = logging.getLogger(__name__)
 LOOPBACK = "127.0.0.1"
 READY_LINE = "hindsight ready"
 """Start of the last line ``hindsight up`` prints once every service is ready."""
-MESH_FILE = "mesh.json"
 LOCK_FILE = "mesh.lock"
 _HEALTH_CHANNEL_OPTIONS = (
     # A service is probed before it listens; retry the connection every ~100 ms instead of gRPC's
@@ -134,12 +134,6 @@ class CrashHistory:
         return min(self.settings.max_backoff, self.settings.backoff * 2 ** (len(self.times) - 1))
 
 
-def resolve_home(home: Path | str | None = None) -> Path:
-    """The data directory: ``home``, else ``$HINDSIGHT_HOME``, else ``~/.hindsight``."""
-    raw = home or os.environ.get("HINDSIGHT_HOME") or "~/.hindsight"
-    return Path(raw).expanduser().resolve()
-
-
 @dataclass(frozen=True)
 class MeshOptions:
     """How ``hindsight up`` runs."""
@@ -155,76 +149,6 @@ class MeshOptions:
     """"local": serve a GGUF model on loopback (``hindsight.runtime.llm_local``); every layer uses it."""
     supervisor: SupervisorSettings | None = None
     """When to restart and when to give up; None: from the environment (``HINDSIGHT_UP_*``)."""
-
-
-@dataclass
-class MeshInfo:
-    """A running mesh, as written to ``mesh.json``."""
-
-    pid: int
-    """Process id of the supervisor."""
-    pid_started: float
-    """Its start time, so that a reused pid is never mistaken for the mesh."""
-    home: str
-    addresses: dict[str, str]
-    """gRPC address (host:port) of every service, by layer name."""
-    mcp_url: str
-    """MCP streamable HTTP endpoint."""
-    database_url: str
-    redis_url: str
-    qdrant: str
-    """URL of the Qdrant server, or the directory of the in-process engine (Qdrant Edge by default)."""
-    children: dict[str, int] = field(default_factory=dict)
-    """Process id of every service, by layer name (the current one: rewritten after each restart)."""
-    startup_seconds: float = 0.0
-    restarts: dict[str, int] = field(default_factory=dict)
-    """Times each service was restarted by the supervisor after it exited."""
-    schemas: dict[str, str] = field(default_factory=dict)
-    """PostgreSQL schema of each layer that keeps tables there (episodic, reflect)."""
-    states: dict[str, str] = field(default_factory=dict)
-    """The supervisor's view of each service: running, starting (restarted, not serving yet),
-    restarting (exited, waiting for its restart) or gave_up."""
-    stores: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Each embedded store (postgres, valkey): its address, pid, restarts and supervisor state."""
-    metrics: dict[str, str] = field(default_factory=dict)
-    """Prometheus endpoint (host:port, path /metrics) of every service, by layer name."""
-
-    @property
-    def memory_address(self) -> str:
-        """Address of the gRPC ``MemoryService`` (the edge)."""
-        return self.addresses[EDGE]
-
-    def to_json(self) -> str:
-        """The ``mesh.json`` text."""
-        return json.dumps(asdict(self), indent=2) + "\n"
-
-    @classmethod
-    def from_json(cls, text: str) -> MeshInfo:
-        """Parse ``mesh.json``; raises ValueError or KeyError when it is not one."""
-        data = json.loads(text)
-        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
-
-
-def _started_at(pid: int) -> float | None:
-    try:
-        return psutil.Process(pid).create_time()
-    except psutil.Error:
-        return None
-
-
-def _same_process(pid: int, started: float) -> bool:
-    created = _started_at(pid)
-    return created is not None and abs(created - started) < 1.0
-
-
-def read_mesh(home: Path | str | None = None) -> MeshInfo | None:
-    """The mesh running on ``home``, or None when there is none (no file, or its supervisor is gone)."""
-    path = resolve_home(home) / MESH_FILE
-    try:
-        info = MeshInfo.from_json(path.read_text())
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return info if _same_process(info.pid, info.pid_started) else None
 
 
 def _lock_is_held(home: Path) -> bool:
@@ -245,13 +169,13 @@ def _lock_is_held(home: Path) -> bool:
 def ensure_mesh(home: Path | str | None = None, timeout: float = 180.0) -> MeshInfo:
     """The running mesh on ``home``, or a new one: ``hindsight up`` detached in the background (its output in
     ``logs/up.log``), waited for until ready. Used by the MCP stdio entry, which needs a mesh to talk to."""
-    home = resolve_home(home)
-    if info := read_mesh(home):
+    folder: Path = resolve_home(home)
+    if info := read_mesh(folder):
         return info
-    logs = home / "logs"
+    logs = folder / "logs"
     logs.mkdir(mode=0o700, parents=True, exist_ok=True)
     up_log = logs / "up.log"
-    command = [sys.executable, "-m", "hindsight.cli.main", "up", "--home", str(home)]
+    command = [sys.executable, "-m", "hindsight.cli.main", "up", "--home", str(folder)]
     command += ["--timeout", str(timeout)]
     with up_log.open("ab") as output:
         offset = output.tell()
@@ -262,16 +186,16 @@ def ensure_mesh(home: Path | str | None = None, timeout: float = 180.0) -> MeshI
     threading.Thread(target=process.wait, name="hindsight-up-reaper", daemon=True).start()
     deadline = time.monotonic() + timeout + 30.0
     while time.monotonic() < deadline:
-        if info := read_mesh(home):
+        if info := read_mesh(folder):
             return info
         # It may have exited because another caller's mesh is starting on the same home: wait for that one.
-        if process.poll() is not None and not _lock_is_held(home):
+        if process.poll() is not None and not _lock_is_held(folder):
             raise MeshError(
                 f"hindsight up exited with code {process.returncode}; "
                 f"last lines of {up_log}:\n{log_tail(up_log, offset=offset)}"
             )
         time.sleep(0.1)
-    raise MeshError(f"the mesh in {home} was not ready within {timeout:.0f}s; see {up_log}")
+    raise MeshError(f"the mesh in {folder} was not ready within {timeout:.0f}s; see {up_log}")
 
 
 class _HomeLock:
@@ -321,7 +245,7 @@ def _stop_leftover_services(lock: _HomeLock) -> None:
     """Stop services a crashed supervisor left running (only processes whose start time matches)."""
     leftovers = []
     for pid, started in lock.previous_children():
-        if _same_process(pid, started):
+        if same_process(pid, started):
             with contextlib.suppress(psutil.Error):
                 process = psutil.Process(pid)
                 process.terminate()
@@ -420,7 +344,7 @@ class _Mesh:
         self.crashes: dict[str, CrashHistory] = {}
         self.supervisor = options.supervisor or load(SupervisorSettings)
         self.started = time.monotonic()
-        self.pid_started = _started_at(os.getpid()) or time.time()
+        self.pid_started = started_at(os.getpid()) or time.time()
         """Start of this process: start-up times include the interpreter's, as the user waited for it."""
 
     def _elapsed(self) -> float:
@@ -677,7 +601,7 @@ class _Mesh:
         )
         self.lock.record(
             {
-                name: (child.process.pid, _started_at(child.process.pid) or 0.0)
+                name: (child.process.pid, started_at(child.process.pid) or 0.0)
                 for name, child in self.children.items()
             }
         )
@@ -768,7 +692,7 @@ class _Mesh:
         self._write_mesh_file(self.info)
         self.lock.record(
             {
-                name: (child.process.pid, _started_at(child.process.pid) or 0.0)
+                name: (child.process.pid, started_at(child.process.pid) or 0.0)
                 for name, child in self.children.items()
             }
         )

@@ -91,8 +91,8 @@ async def open_embedder(
 
 async def run_async(args: argparse.Namespace, stderr: TextIO) -> int:
     """The reindex, with its messages on ``stderr``; returns the exit status."""
-    from hindsight.cli.mesh import resolve_home
     from hindsight.runtime.errors import HindsightError
+    from hindsight.runtime.home import resolve_home
     from hindsight.runtime.settings import load
     from hindsight.semantic.backend import connect, indexed
     from hindsight.semantic.reindex import reindex
@@ -148,8 +148,7 @@ async def run_async(args: argparse.Namespace, stderr: TextIO) -> int:
 
 def _home_credential(home: Path | None) -> str:
     """The mesh credential of ``home`` (the inference service of a mesh accepts it), or empty."""
-    from hindsight.cli.credentials import read_credentials
-    from hindsight.cli.mesh import resolve_home
+    from hindsight.runtime.home import read_credentials, resolve_home
 
     credentials = read_credentials(resolve_home(home))
     return credentials.internal if credentials else ""

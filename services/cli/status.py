@@ -75,14 +75,15 @@ def _health_state(address: str, service: str) -> str:
     return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
 
 
-def outbox_backlog(database_url: str, schema: str) -> dict[str, int] | None:
-    """Outbox entries waiting for delivery, by target layer, read from the episodic schema in PostgreSQL
-    (every bank at once, which the ``OutboxStatus`` RPC does not offer); None when it cannot be read."""
+def outbox_backlog(database_url: str, schema: str, table: str = "outbox") -> dict[str, int] | None:
+    """Outbox entries waiting for delivery (or, with ``table="outbox_dead_letters"``, in the dead-letter
+    list), by target layer, read from the episodic schema in PostgreSQL (every bank at once, with no token);
+    None when it cannot be read."""
     import psycopg
     from psycopg import sql
 
     query = sql.SQL("SELECT target, count(*) FROM {} GROUP BY target ORDER BY target").format(
-        sql.Identifier(schema, "outbox")
+        sql.Identifier(schema, table)
     )
     try:
         with psycopg.connect(database_url, connect_timeout=int(_PROBE_TIMEOUT), autocommit=True) as conn:
@@ -93,9 +94,9 @@ def outbox_backlog(database_url: str, schema: str) -> dict[str, int] | None:
 
 def report(home: Path, with_tokens: bool) -> dict[str, Any]:
     """What ``status`` prints, as data (the keys are documented in docs/operations.md)."""
-    from hindsight.cli.credentials import public_view, read_credentials
+    from hindsight.cli.credentials import public_view
     from hindsight.cli.layers import BY_NAME
-    from hindsight.cli.mesh import read_mesh
+    from hindsight.runtime.home import read_credentials, read_mesh
 
     info = read_mesh(home)
     credentials = read_credentials(home)
@@ -130,6 +131,9 @@ def report(home: Path, with_tokens: bool) -> dict[str, Any]:
         }
         schema = info.schemas.get("episodic", "episodic")
         state["outbox_backlog"] = outbox_backlog(info.database_url, schema) if info.database_url else None
+        state["dead_letters"] = (
+            outbox_backlog(info.database_url, schema, "outbox_dead_letters") if info.database_url else None
+        )
     state["store_bytes"] = store_sizes(home)
     if with_tokens:
         state["tokens"] = public_view(credentials) if credentials else {}
@@ -170,6 +174,7 @@ def _print_text(state: dict[str, Any]) -> None:
         else:
             waiting = ", ".join(f"{layer} {count}" for layer, count in backlog.items()) or "empty"
             print(f"outbox backlog:     {waiting}")
+        print(f"dead letters:       {dead_letter_line(state.get('dead_letters'))}")
     sizes = ", ".join(f"{name} {_human(size)}" for name, size in state["store_bytes"].items())
     print(f"embedded stores:    {sizes}")
     if "tokens" in state:
@@ -179,9 +184,19 @@ def _print_text(state: dict[str, Any]) -> None:
             print(f"{name} token: {token}")
 
 
+def dead_letter_line(counts: dict[str, int] | None) -> str:
+    """What ``status`` says of the dead-letter list."""
+    if counts is None:
+        return "unknown (PostgreSQL did not answer)"
+    if not any(counts.values()):
+        return "none"
+    listed = ", ".join(f"{layer} {count}" for layer, count in counts.items())
+    return f"{listed} (refused for good; see `hindsight outbox dead-letters`)"
+
+
 def run(args: argparse.Namespace) -> int:
     """Entry of ``hindsight status``: 0 when a mesh runs on the home, 1 when none does."""
-    from hindsight.cli.mesh import resolve_home
+    from hindsight.runtime.home import resolve_home
 
     state = report(resolve_home(args.home), args.tokens)
     if args.json:

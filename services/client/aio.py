@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -16,6 +16,7 @@ from hindsight.client import types as t
 from hindsight.client.errors import Unavailable, from_rpc_error
 from hindsight.client.retry import Backoff, call_with_retries
 from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
+from hindsight.runtime.home import read_credentials, read_mesh, resolve_home
 
 TOKEN_ENV = "HINDSIGHT_TOKEN"
 """Where the token comes from when none is passed."""
@@ -75,15 +76,12 @@ class AsyncMemoryClient:
     def from_home(cls, home: Path | str | None = None, **options: Any) -> AsyncMemoryClient:
         """A client of the mesh ``hindsight up`` runs on ``home`` (default ``$HINDSIGHT_HOME``, else
         ``~/.hindsight``), with its agent token and its admin token (for :meth:`debug_list`)."""
-        from hindsight.cli.credentials import read_credentials
-        from hindsight.cli.mesh import read_mesh, resolve_home
-
         mesh = read_mesh(home)
         if mesh is None:
             message = f"no mesh is running on {resolve_home(home)} (start one with `hindsight up`)"
             raise Unavailable(grpc.StatusCode.UNAVAILABLE, message)
         credentials = read_credentials(Path(mesh.home))
-        options.setdefault("token", (credentials.agent or credentials.admin) if credentials else "")
+        options.setdefault("token", credentials.for_client if credentials else "")
         options.setdefault("admin_token", credentials.admin if credentials else "")
         return cls(mesh.memory_address, **options)
 
@@ -132,7 +130,7 @@ class AsyncMemoryClient:
 
     async def recall(
         self,
-        bank: str,
+        bank: str | Sequence[str],
         query: str,
         *,
         top_k: int = 0,
@@ -145,15 +143,27 @@ class AsyncMemoryClient:
         order: str = "",
         reference_time: datetime | None = None,
         time_zone: str = "",
+        as_of: datetime | None = None,
+        bank_weights: Mapping[str, float] | None = None,
+        group_by_bank: bool = False,
+        agent: str = "",
         timeout: float | None = None,
     ) -> t.RecallResult:
         """The memories that matter for ``query``, best first, and a context within ``token_budget``.
 
         ``top_k`` 0 and ``token_budget`` 0 mean the edge's defaults; ``reference_time`` is "now" for time
-        words in the query ("last Tuesday"). Retried on failure (a recall changes nothing).
+        words in the query ("last Tuesday"); ``as_of``: the state as it was then. Retried on failure (a
+        recall changes nothing). ``bank`` may be several banks (a list): one ranking over all of them, each
+        memory naming its bank, ``bank_weights`` a factor per bank, ``group_by_bank`` the context by bank;
+        ``agent``: only what that agent wrote.
         """
+        several = not isinstance(bank, str)
         request = memory_pb2.RecallRequest(
-            bank_id=bank,
+            bank_id="" if several else str(bank),
+            bank_ids=list(bank) if several else [],
+            bank_weights=dict(bank_weights or {}),
+            group_by_bank=group_by_bank,
+            agent=agent,
             query=query,
             top_k=top_k,
             layers=[convert.layer_to_pb(layer) for layer in layers],
@@ -165,6 +175,7 @@ class AsyncMemoryClient:
             order=convert.order_to_pb(order),
             reference_time=convert.moment_to_pb(reference_time),
             time_zone=time_zone,
+            as_of=convert.moment_to_pb(as_of),
         )
         reply = await self._call("Recall", request, idempotent=True, timeout=timeout)
         return convert.recall_from_pb(reply)
@@ -201,6 +212,28 @@ class AsyncMemoryClient:
         reply = await self._call("Forget", request, idempotent=False, timeout=timeout)
         return convert.forget_from_pb(reply)
 
+    async def invalidate(
+        self,
+        bank: str,
+        ids: Sequence[str],
+        *,
+        reason: str = "",
+        valid_to: datetime | None = None,
+        timeout: float | None = None,
+    ) -> t.InvalidateResult:
+        """End the validity of memories without deleting them (``valid_to``: when; default now). Retried on
+        failure (a second call changes nothing)."""
+        request = memory_pb2.InvalidateRequest(
+            bank_id=bank, ids=list(ids), reason=reason, valid_to=convert.moment_to_pb(valid_to)
+        )
+        reply = await self._call("Invalidate", request, idempotent=True, timeout=timeout)
+        return t.InvalidateResult(
+            tuple(reply.invalidated_ids),
+            tuple(reply.unchanged_ids),
+            tuple(reply.unknown_ids),
+            tuple(reply.derived_ids),
+        )
+
     async def compress(self, bank: str, session_id: str, *, timeout: float | None = None) -> t.CompressResult:
         """Summarise the oldest turns of a session's working memory. Not retried."""
         request = memory_pb2.CompressRequest(bank_id=bank, session_id=session_id)
@@ -224,9 +257,11 @@ class AsyncMemoryClient:
         tags: Sequence[str] = (),
         include_archived: bool = False,
         page_token: str = "",
+        agent: str = "",
         timeout: float | None = None,
     ) -> t.TurnPage:
-        """The newest turns (0: the edge's default page size), newest first. Retried on failure."""
+        """The newest turns (0: the edge's default page size), newest first; ``agent``: only that agent's.
+        Retried on failure."""
         request = memory_pb2.ListRecentRequest(
             bank_id=bank,
             limit=limit,
@@ -234,6 +269,7 @@ class AsyncMemoryClient:
             tags=list(tags),
             include_archived=include_archived,
             page_token=page_token,
+            agent=agent,
         )
         reply = await self._call("ListRecent", request, idempotent=True, timeout=timeout)
         return t.TurnPage(convert.turns_from_pb(reply.turns), reply.next_page_token)

@@ -113,6 +113,7 @@ def meta_to_pb(meta: t.RecordMeta) -> common_pb2.RecordMeta:
         time=to_timestamp(meta.time),
         tags=list(meta.tags),
         importance=meta.importance,
+        agent=meta.agent,
     )
 
 
@@ -124,6 +125,7 @@ def meta_from_pb(message: common_pb2.RecordMeta) -> t.RecordMeta:
         time=from_timestamp(message.time) if message.HasField("time") else None,
         tags=tuple(message.tags),
         importance=message.importance,
+        agent=message.agent,
     )
 
 
@@ -237,6 +239,10 @@ def memory_from_pb(message: memory_pb2.Memory) -> t.Memory:
         supersedes=tuple(message.supersedes),
         superseded_by=message.superseded_by,
         flags=tuple(t.SecurityFlag(flag.kind, flag.reason) for flag in message.flags),
+        valid_from=from_timestamp(message.valid_from) if message.HasField("valid_from") else None,
+        valid_to=from_timestamp(message.valid_to) if message.HasField("valid_to") else None,
+        outdated_note=message.outdated_note or ("outdated" if message.outdated else ""),
+        bank_id=message.bank_id,
     )
 
 

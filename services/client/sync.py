@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
@@ -84,7 +84,7 @@ class MemoryClient:
 
     def recall(
         self,
-        bank: str,
+        bank: str | Sequence[str],
         query: str,
         *,
         top_k: int = 0,
@@ -97,6 +97,10 @@ class MemoryClient:
         order: str = "",
         reference_time: datetime | None = None,
         time_zone: str = "",
+        as_of: datetime | None = None,
+        bank_weights: Mapping[str, float] | None = None,
+        group_by_bank: bool = False,
+        agent: str = "",
         timeout: float | None = None,
     ) -> t.RecallResult:
         """See :meth:`AsyncMemoryClient.recall`."""
@@ -114,6 +118,10 @@ class MemoryClient:
                 order=order,
                 reference_time=reference_time,
                 time_zone=time_zone,
+                as_of=as_of,
+                bank_weights=bank_weights,
+                group_by_bank=group_by_bank,
+                agent=agent,
                 timeout=timeout,
             )
         )
@@ -125,6 +133,20 @@ class MemoryClient:
     def reflect(self, bank: str, session_id: str = "", *, timeout: float | None = None) -> t.ReflectResult:
         """See :meth:`AsyncMemoryClient.reflect`."""
         return self._run(self._client.reflect(bank, session_id, timeout=timeout))
+
+    def invalidate(
+        self,
+        bank: str,
+        ids: Sequence[str],
+        *,
+        reason: str = "",
+        valid_to: datetime | None = None,
+        timeout: float | None = None,
+    ) -> t.InvalidateResult:
+        """See :meth:`AsyncMemoryClient.invalidate`."""
+        return self._run(
+            self._client.invalidate(bank, ids, reason=reason, valid_to=valid_to, timeout=timeout)
+        )
 
     def forget(
         self,
@@ -157,6 +179,7 @@ class MemoryClient:
         tags: Sequence[str] = (),
         include_archived: bool = False,
         page_token: str = "",
+        agent: str = "",
         timeout: float | None = None,
     ) -> t.TurnPage:
         """See :meth:`AsyncMemoryClient.list_recent`."""
@@ -168,6 +191,7 @@ class MemoryClient:
                 tags=tags,
                 include_archived=include_archived,
                 page_token=page_token,
+                agent=agent,
                 timeout=timeout,
             )
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from hindsight.mcp_edge.domain import LayerName as Layer
+from hindsight.runtime.records import LayerName as Layer
 from hindsight.runtime.records import Role, Source, TimeRange, Trust
 
 __all__ = [
@@ -60,6 +60,9 @@ class RecordMeta:
     tags: tuple[str, ...] = ()
     importance: float = 0.0
     """0 to 1; 0 means the layer's default."""
+    agent: str = ""
+    """The agent that wrote it; the edge records the caller's token name (only the mesh or an operator may
+    name another agent)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,18 @@ class Memory:
     superseded_by: str = ""
     flags: tuple[SecurityFlag, ...] = ()
     """Cautions found at recall; empty when nothing was found."""
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    """When it stopped holding (superseded or invalidated); None: it still holds."""
+    outdated_note: str = ""
+    """Why it did not hold at the moment asked about ("outdated since ..., now: ..."); empty when it held."""
+    bank_id: str = ""
+    """The bank it belongs to (one of the banks of a recall over several)."""
+
+    @property
+    def outdated(self) -> bool:
+        """It did not hold at the moment the recall asked about (now, ``as_of`` or the query's time)."""
+        return bool(self.outdated_note)
 
 
 @dataclass(frozen=True)
@@ -220,6 +235,16 @@ class TurnFilter:
     sources: tuple[Source, ...] = ()
     min_trust: Trust | None = None
     time_range: TimeRange = field(default_factory=TimeRange)
+
+
+@dataclass(frozen=True)
+class InvalidateResult:
+    """What an invalidation did: nothing deleted, the memories are history now."""
+
+    invalidated_ids: tuple[str, ...]
+    unchanged_ids: tuple[str, ...]
+    unknown_ids: tuple[str, ...]
+    derived_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True)

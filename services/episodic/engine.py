@@ -14,6 +14,7 @@ from typing import Generic, TypeVar
 
 from hindsight.episodic import cpu
 from hindsight.episodic.access import AccessRecorder
+from hindsight.episodic.dead_letters import DeadLetterPage, Handled
 from hindsight.episodic.keyword import analyse_query
 from hindsight.episodic.models import (
     AccessStats,
@@ -36,6 +37,7 @@ from hindsight.episodic.segment import (
     vector_similarities,
 )
 from hindsight.episodic.settings import EpisodicSettings
+from hindsight.episodic.shares import Copy, ShareWrite
 from hindsight.episodic.store import (
     SEMANTIC,
     Decay,
@@ -207,11 +209,15 @@ class EpisodicMemory:
             return False
 
     async def search_turns(
-        self, bank_id: str, query: str | Phrasings, where: TurnFilter, limit: int
+        self, bank_id: str, query: str | Phrasings, where: TurnFilter, limit: int, banks: Sequence[str] = ()
     ) -> list[ScoredTurn]:
         """Turns sharing keywords (English stems, Chinese characters and bigrams), ranked by BM25 times
         time decay; with rewrites, every phrasing is searched and the lists merged into one (see
-        :mod:`hindsight.runtime.rewrites`)."""
+        :mod:`hindsight.runtime.rewrites`).
+
+        ``banks``: search these banks together instead of ``bank_id``. Each bank is ranked by its own
+        statistics (N, df and the mean length are per bank), all at once, and each phrasing's hits of every
+        bank are one list by score, each hit naming its bank."""
         phrasings = Phrasings.of(query)
         decay = self._decay()
 
@@ -219,10 +225,19 @@ class EpisodicMemory:
             lexemes = await analyse_query(text)  # repeats weigh more
             if not lexemes:
                 return []
-            return await self.store.search_turns(bank_id, lexemes, where, decay, limit)
+            if not banks:
+                return await self.store.search_turns(bank_id, lexemes, where, decay, limit)
+            found = await asyncio.gather(
+                *(self.store.search_turns(bank, lexemes, where, decay, limit) for bank in banks)
+            )
+            hits = [
+                replace(hit, bank_id=bank) for bank, some in zip(banks, found, strict=True) for hit in some
+            ]
+            hits.sort(key=lambda hit: (-hit.score, hit.bank_id, hit.turn.id))
+            return hits[:limit]
 
         lists = await asyncio.gather(*(one(text) for text in phrasings.texts))
-        return phrasings.merge(lists, key=lambda hit: hit.turn.id)
+        return phrasings.merge(lists, key=lambda hit: f"{hit.bank_id}/{hit.turn.id}")
 
     async def search_quarantined(self, bank_id: str, query: str | Phrasings, limit: int) -> list[ScoredTurn]:
         """Held-back turns (pending and rejected) sharing the query's keywords, to warn related recalls."""
@@ -297,13 +312,21 @@ class EpisodicMemory:
         return Page(items, token)
 
     async def update_turn(
-        self, bank_id: str, turn_id: str, text: str, meta: RecordMeta | None, index_now: bool = False
+        self,
+        bank_id: str,
+        turn_id: str,
+        text: str,
+        meta: RecordMeta | None,
+        index_now: bool = False,
+        agent: str = "",
     ) -> Updated:
         """Supersede a turn: the new version (new id) links the old one, which is archived, not lost.
 
-        With ``index_now`` the semantic layer gets the change (new version in, old out) before returning."""
+        With ``index_now`` the semantic layer gets the change (new version in, old out) before returning.
+        ``agent``: who wrote the new version (empty: the agent of ``meta``, else the old version's)."""
         old = await self.store.get_turn(bank_id, turn_id)
         new_meta = meta if meta is not None else old.meta
+        new_meta = replace(new_meta, agent=agent or new_meta.agent or old.meta.agent)
         provenance = (turn_id, *(i for i in new_meta.source_turn_ids if i != turn_id))
         new = Turn(
             id=uuid.uuid4().hex,
@@ -338,24 +361,54 @@ class EpisodicMemory:
                 "filter", "must filter on something (session, tags, sources, trust or time)"
             )
         if hard:
-            if where is not None:
-                raise InvalidArgument(
-                    "hard", "hard deletes take ids only; purge a session or bank with Purge"
-                )
-            return (await self.purge(bank_id, PurgeScope(ids=tuple(ids)))).turns
+            return (await self.hard_forget(bank_id, ids, where)).turns
         count = await self.store.forget_turns(bank_id, ids, where)
         self._wake_deliverer()
         return count
 
+    async def hard_forget(
+        self, bank_id: str, turn_ids: Sequence[str], where: TurnFilter | None = None
+    ) -> PurgeResult:
+        """Forget for good: a purge of the named turns (every version of each, and what dies with them)."""
+        if where is not None:
+            raise InvalidArgument("hard", "hard deletes take ids only; purge a session or bank with Purge")
+        return await self.purge(bank_id, PurgeScope(ids=tuple(dict.fromkeys(turn_ids))))
+
     async def purge(self, bank_id: str, scope: PurgeScope) -> PurgeResult:
         """Delete for good, here and (through the outbox) in every layer that derived records from it.
 
-        Queued accesses are written first, so none of a purged record is written back after it.
+        Queued accesses are written first, so none of a purged record is written back after it. The new
+        text of the episodes that lived on reaches the semantic layer before answering (within the call's
+        budget; what is not delivered by then stays queued), so their old text is not found after the
+        call; the deletes go through the outbox (and the edge asks each layer directly too).
         """
         await self.access.flush()
-        result = await self.store.purge(bank_id, scope)
-        self._wake_deliverer()
+        claim = self._claim(True, self.clock())
+        result = await self.store.purge(bank_id, scope, claim)
+        await self._deliver_now(bank_id, result.outbox_ids, claim)
+        for copies in result.copies:  # copies shared from what it took, purged from their banks
+            await self._deliver_now(copies.bank_id, copies.outbox_ids, claim)
         return result
+
+    async def share(
+        self,
+        bank_id: str,
+        source_bank_id: str,
+        ids: Sequence[str],
+        copies: Sequence[Copy],
+        agent: str,
+        index_now: bool = False,
+    ) -> tuple[ShareWrite, bool]:
+        """Copy records of the source bank into ``bank_id`` (see :mod:`hindsight.episodic.shares`); with
+        ``index_now`` the copies reach the semantic layer before returning. Returns what was written and
+        whether it was indexed; nothing is written when an id names no live turn or episode."""
+        if bank_id == source_bank_id:
+            raise InvalidArgument("source_bank_id", "must name another bank than bank_id")
+        claim = self._claim(index_now, self.clock())
+        written = await self.store.share(bank_id, source_bank_id, ids, copies, agent, claim)
+        if written.unknown:
+            return written, False
+        return written, await self._deliver_now(bank_id, written.outbox_ids, claim)
 
     # ----- episodes ------------------------------------------------------------------------------------
     async def write_episode(self, bank_id: str, episode: Episode) -> Episode:
@@ -448,8 +501,28 @@ class EpisodicMemory:
         return await self.access.stats(bank_id, list(dict.fromkeys(ids)))
 
     async def outbox_status(self, bank_id: str) -> OutboxCounts:
-        """Entries waiting and delivered by target layer."""
+        """Entries waiting, delivered and dead-lettered by target layer."""
         return await self.store.outbox_counts(bank_id)
+
+    async def list_dead_letters(self, bank_id: str, limit: int, page_token: str) -> DeadLetterPage:
+        """A page of the dead-letter list, oldest first (every bank when ``bank_id`` is empty)."""
+        return await self.store.dead_letters.page(bank_id, limit, page_token)
+
+    async def retry_dead_letters(self, bank_id: str, ids: Sequence[int], actor: str) -> Handled:
+        """Queue dead letters again (all of the bank, or of every bank, when no id is named), audited."""
+        handled = await self.store.dead_letters.retry(bank_id, ids, actor)
+        self._wake_deliverer()
+        return handled
+
+    async def heal_working_windows(self, bank_id: str, turn_ids: Sequence[str]) -> int:
+        """Queue recorded turns for working memory, whose append missed them; returns entries queued."""
+        queued = await self.store.queue_working_turns(bank_id, list(dict.fromkeys(turn_ids)))
+        self._wake_deliverer()
+        return queued
+
+    async def drop_dead_letters(self, bank_id: str, ids: Sequence[int], actor: str) -> Handled:
+        """Delete dead letters for good (all of the bank, or of every bank, when no id is named), audited."""
+        return await self.store.dead_letters.drop(bank_id, ids, actor)
 
     async def run_background(self) -> None:
         """The deliverer and the access flusher, until cancelled."""

@@ -12,6 +12,8 @@ from hindsight.runtime.records import RecordMeta, Source, TimeRange, Trust, from
 
 MAX_ID_CHARS = 256
 MAX_FIELD_CHARS = 100_000
+MAX_TASK_TYPE_CHARS = 200
+"""A task type is a short label ("deploy", "booking") kept in an index with the bank, which bounds it."""
 MAX_TOOLS = 100
 
 
@@ -60,7 +62,11 @@ class Episode:
             raise InvalidArgument(f"{field_name}.session_id", f"must be at most {MAX_ID_CHARS} characters")
         if not message.situation.strip() and not message.action.strip():
             raise InvalidArgument(f"{field_name}.situation", "situation or action must not be empty")
-        for name in ("situation", "action", "outcome", "lesson", "task_type"):
+        if len(message.task_type) > MAX_TASK_TYPE_CHARS:  # a label, indexed with the bank
+            raise InvalidArgument(
+                f"{field_name}.task_type", f"must be at most {MAX_TASK_TYPE_CHARS} characters"
+            )
+        for name in ("situation", "action", "outcome", "lesson"):
             if len(getattr(message, name)) > MAX_FIELD_CHARS:
                 raise InvalidArgument(f"{field_name}.{name}", f"must be at most {MAX_FIELD_CHARS} characters")
         tools = tuple(dict.fromkeys(tool.strip() for tool in message.tools if tool.strip()))
@@ -110,11 +116,14 @@ class TurnFilter:
     min_trust: Trust | None = None
     time_range: TimeRange = field(default_factory=TimeRange)
     include_archived: bool = False
+    agent: str = ""
+    """Only turns this agent wrote."""
 
     def is_empty(self) -> bool:
         """Whether it lets every live turn through (forgetting by such a filter would forget everything)."""
         return not (
             self.session_id
+            or self.agent
             or self.tags
             or self.sources
             or self.min_trust is not None
@@ -170,9 +179,26 @@ class PurgeScope:
 
 
 @dataclass(frozen=True)
+class PurgedCopies:
+    """What a purge took from a bank holding copies of purged records (see :mod:`.shares`)."""
+
+    bank_id: str
+    ids: tuple[str, ...]
+    """Every id purged there (each version of a copied turn)."""
+    outbox_ids: tuple[int, ...] = ()
+    """Syncs queued there for the semantic layer (as :attr:`PurgeResult.outbox_ids`)."""
+
+
+@dataclass(frozen=True)
 class PurgeResult:
     """What a purge deleted here, and how many deletes it queued for the other layers."""
 
     turns: int
     episodes: int
     outbox: int
+    ids: tuple[str, ...] = ()
+    """Every id deleted: turns (each version, held-back ones too) and episodes that died with them."""
+    outbox_ids: tuple[int, ...] = ()
+    """Syncs queued for the semantic layer of the episodes that lived on (their new text)."""
+    copies: tuple[PurgedCopies, ...] = ()
+    """Copies of the purged records purged from the banks they were shared into, bank by bank."""

@@ -2,8 +2,16 @@
 
 Entries are claimed with a lease (so another replica skips them, and they come back if this one dies
 mid-delivery), delivered, then deleted. A failed delivery is retried after ``base * 2 ** attempts``
-seconds (capped, with jitter). Entries of one bank and target are delivered in the order written, and
-a failure holds back the later ones, so a purge never overtakes an earlier write or the reverse.
+seconds (capped, with jitter), each entry on its own, so one failing entry never holds back the rest of
+its bank. Order is kept where it matters (see ``claim_due`` in the store): nothing overtakes a delete, a
+delete overtakes nothing, and two syncs of one record go in the order written.
+
+A failure is either transient (the target is down, slow, busy or will not let us in: retried for as long
+as it takes) or a refusal (the target will not take the entry as it is: a record too large, a field it
+rejects). A refused request of several records is split in halves until the refused ones are found, so
+the others go through; an entry refused ``HINDSIGHT_EPISODIC_OUTBOX_MAX_ATTEMPTS`` times moves to the
+dead-letter list (:mod:`hindsight.episodic.dead_letters`). Requests are sized by their serialized bytes
+as well as by count, under ``HINDSIGHT_MAX_REQUEST_BYTES``.
 
 Delivery is idempotent on the receiving side: a ``sync`` entry reads the record's current state here
 and upserts it by id (or deletes it when it is archived or gone), and deletes are deletes.
@@ -16,10 +24,12 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+
+import grpc
 
 from hindsight.contracts.reflect.v1 import reflect_pb2, reflect_pb2_grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
@@ -30,8 +40,10 @@ from hindsight.episodic.store import (
     DELETE,
     EPISODE,
     REFLECT,
+    REFUSED,
     SEMANTIC,
     SYNC,
+    TRANSIENT,
     TURN,
     WORKING,
     EpisodicStore,
@@ -39,7 +51,8 @@ from hindsight.episodic.store import (
     retry_times,
 )
 from hindsight.runtime import metrics
-from hindsight.runtime.channels import LayerClient
+from hindsight.runtime.channels import LayerClient, message_limits
+from hindsight.runtime.errors import HindsightError
 from hindsight.runtime.records import Turn, utcnow
 from hindsight.runtime.server import being_cancelled
 
@@ -92,6 +105,83 @@ def episode_record(episode: Episode) -> semantic_pb2.SemanticRecord:
 
 def _chunks(values: Sequence[Any], size: int = IDS_PER_CALL) -> list[Sequence[Any]]:
     return [values[start : start + size] for start in range(0, len(values), size)]
+
+
+REFUSAL_CODES = frozenset(
+    {
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.OUT_OF_RANGE,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.ALREADY_EXISTS,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.DATA_LOSS,
+    }
+)
+"""Statuses that say the target will not take this request as it is: sending it again unchanged is
+refused again. Every other status (UNAVAILABLE, DEADLINE_EXCEEDED, ABORTED, CANCELLED, RESOURCE_EXHAUSTED
+from load, PERMISSION_DENIED, UNAUTHENTICATED, UNIMPLEMENTED) is about the target, not the entry."""
+_TOO_LARGE = ("larger than max", "over the limit of")
+"""How gRPC and the runtime's size check word a RESOURCE_EXHAUSTED that is about the request's size."""
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether a delivery failure is a refusal of the request itself (True) or transient (False)."""
+    if isinstance(exc, grpc.aio.AioRpcError):
+        code, details = exc.code(), exc.details() or ""
+    elif isinstance(exc, HindsightError):
+        code, details = exc.code, str(exc)
+    else:
+        # An entry this code cannot make a request of is refused; the store or the network here (anything
+        # else) has nothing to do with the entry.
+        return isinstance(exc, (ValueError, TypeError))
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return any(marker in details for marker in _TOO_LARGE)
+    return code in REFUSAL_CODES
+
+
+def sized(
+    items: Sequence[tuple[str, Any]], budget: int, count: int = IDS_PER_CALL
+) -> list[list[tuple[str, Any]]]:
+    """``(record id, message)`` items in runs of at most ``count`` whose serialized sizes add up to at most
+    ``budget`` bytes (a single item over it makes a run of its own, which the size check then refuses)."""
+    runs: list[list[tuple[str, Any]]] = []
+    size = 0
+    for item in items:
+        item_size = item[1].ByteSize() + 8  # the field's tag and length prefix
+        if not runs or len(runs[-1]) >= count or size + item_size > budget:
+            runs.append([])
+            size = 0
+        runs[-1].append(item)
+        size += item_size
+    return runs
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Entries whose delivery failed, why, and whether the target refused them (else it was transient)."""
+
+    entries: list[OutboxEntry]
+    error: str
+    refused: bool
+
+
+@dataclass
+class GroupOutcome:
+    """What one bank and target's delivery did: delivered, failed, and held back behind a failure."""
+
+    delivered: list[OutboxEntry] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    held: list[OutboxEntry] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Refused:
+    """Record ids of a request the target failed, with the error."""
+
+    ids: list[str]
+    error: BaseException
 
 
 def _observe_lag(entries: Sequence[OutboxEntry], delivered: set[int], now: datetime) -> None:
@@ -174,12 +264,12 @@ class OutboxDeliverer:
                 log.exception("outbox round failed")
                 claimed = 0
             await self._report_backlog()
-            if claimed >= self.settings.outbox_batch:
-                continue  # a full batch: more may be due at once
+            if claimed:
+                continue  # what this round delivered may have freed entries held back behind it
             await self._idle()
 
     async def _report_backlog(self) -> None:
-        """Set the backlog gauges from the store, at most every ``BACKLOG_REPORT_SECONDS``."""
+        """Set the backlog and dead-letter gauges from the store, at most every ``BACKLOG_REPORT_SECONDS``."""
         now = time.monotonic()
         if now - self._backlog_reported < BACKLOG_REPORT_SECONDS:
             return
@@ -190,11 +280,12 @@ class OutboxDeliverer:
             log.debug("outbox backlog not read", extra={"error": repr(exc)})
             return
         metrics.set_outbox_backlog(counts.pending, self.store.targets)
+        metrics.set_outbox_dead_letters(counts.dead_letters, self.store.targets)
 
     async def _idle(self) -> None:
         wait = self.settings.outbox_poll_seconds
         with contextlib.suppress(Exception):
-            due = await self.store.next_due()
+            due = await self.store.next_due(self.clock())
             if due is not None:
                 wait = min(wait, max(0.0, (due - self.clock()).total_seconds()))
         # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancel that lands as the wait ends
@@ -244,81 +335,243 @@ class OutboxDeliverer:
         groups: dict[tuple[str, str], list[OutboxEntry]] = {}
         for entry in sorted(entries, key=lambda item: item.id):
             groups.setdefault((entry.bank_id, entry.target), []).append(entry)
-        results = await asyncio.gather(*(self._deliver_group(group) for group in groups.values()))
-        delivered = {entry_id for done in results for entry_id in done}
+        outcomes = await asyncio.gather(*(self._deliver_group(group) for group in groups.values()))
+        delivered = {entry.id for outcome in outcomes for entry in outcome.delivered}
         _observe_lag(entries, delivered, self.clock())
+        for outcome in outcomes:
+            await self._settle(outcome)
         return delivered
 
-    async def _deliver_group(self, entries: list[OutboxEntry]) -> set[int]:
+    async def _settle(self, outcome: GroupOutcome) -> None:
+        """Write one group's outcome: delivered entries go, failed ones back off (or, refused too often,
+        move to the dead-letter list), held ones are due again at once (their blocker decides when)."""
+        now = self.clock()
+        await self.store.delivered(outcome.delivered)
+        for failure in outcome.failures:
+            first = failure.entries[0]
+            bury = [
+                entry
+                for entry in failure.entries
+                if failure.refused and entry.attempts + 1 >= self.settings.outbox_max_attempts
+            ]
+            again = [entry for entry in failure.entries if entry not in bury]
+            log.warning(
+                "outbox delivery refused" if failure.refused else "outbox delivery failed; will retry",
+                extra={
+                    "bank_id": first.bank_id,
+                    "target": first.target,
+                    "entries": len(failure.entries),
+                    "dead_lettered": len(bury),
+                    "attempts": first.attempts + 1,
+                    "error": failure.error,
+                },
+            )
+            if again:
+                retry_at = retry_times(
+                    again,
+                    now,
+                    self.settings.outbox_backoff_seconds,
+                    self.settings.outbox_max_backoff_seconds,
+                    [self.jitter() for _ in again],
+                )
+                kind = REFUSED if failure.refused else TRANSIENT
+                await self.store.failed(again, failure.error, retry_at, kind)
+            if bury:
+                buried = await self.store.dead_letters.bury([entry.id for entry in bury], failure.error)
+                metrics.count_dead_lettered(first.target, buried)
+        await self.store.release(outcome.held, now)
+
+    async def _deliver_group(self, entries: list[OutboxEntry]) -> GroupOutcome:
+        """One bank and target's entries, in the order written: runs of syncs, and deletes one by one. A
+        delete waits for every failure before it, and what comes after a failed delete waits for it."""
         runs: list[list[OutboxEntry]] = []
         for entry in entries:
             if runs and entry.operation == SYNC and runs[-1][0].operation == SYNC:
                 runs[-1].append(entry)
             else:
                 runs.append([entry])
-        done: list[OutboxEntry] = []
+        outcome = GroupOutcome()
+        failed_records: set[str] = set()
         for index, run in enumerate(runs):
-            try:
-                await self._send(run)
-            except Exception as exc:
-                held = [entry for later in runs[index:] for entry in later]
-                first = run[0]
-                log.warning(
-                    "outbox delivery failed; will retry",
-                    extra={
-                        "bank_id": first.bank_id,
-                        "target": first.target,
-                        "entries": len(held),
-                        "attempts": first.attempts + 1,
-                        "error": repr(exc),
-                    },
-                )
-                now = self.clock()
-                retry_at = retry_times(
-                    held,
-                    now,
-                    self.settings.outbox_backoff_seconds,
-                    self.settings.outbox_max_backoff_seconds,
-                    [self.jitter() for _ in held],
-                )
-                await self.store.delivered(done)
-                await self.store.failed(held, repr(exc), retry_at)
-                return {entry.id for entry in done}
-            done.extend(run)
-        await self.store.delivered(done)
-        return {entry.id for entry in done}
+            if run[0].operation != SYNC:
+                if outcome.failures:
+                    outcome.held.extend(entry for later in runs[index:] for entry in later)
+                    break
+                try:
+                    await self._send(run)
+                except Exception as exc:
+                    outcome.failures.append(Failure(run, repr(exc), refused(exc)))
+                    outcome.held.extend(entry for later in runs[index + 1 :] for entry in later)
+                    break
+                outcome.delivered.extend(run)
+                continue
+            # A sync after a failed sync of the same record (both claimed at once) waits for it.
+            held = [entry for entry in run if entry.record_id in failed_records]
+            outcome.held.extend(held)
+            sent = [entry for entry in run if entry.record_id not in failed_records]
+            result = await self._sync(sent)
+            outcome.delivered.extend(result.delivered)
+            outcome.failures.extend(result.failures)
+            failed_records |= {entry.record_id for failure in result.failures for entry in failure.entries}
+        return outcome
 
     async def _send(self, run: Sequence[OutboxEntry]) -> None:
         first = run[0]
-        if first.operation == SYNC and first.target == SEMANTIC:
-            await self._sync_semantic(first.bank_id, run)
-        elif first.operation == DELETE:
+        if first.operation == DELETE:
             await self._delete(first)
         else:
             raise ValueError(f"unknown outbox entry: {first.operation} to {first.target}")
 
-    async def _sync_semantic(self, bank_id: str, run: Sequence[OutboxEntry]) -> None:
+    async def _sync(self, run: Sequence[OutboxEntry]) -> GroupOutcome:
+        """Deliver a run of syncs of one bank and target; each entry is delivered or fails on its own."""
+        outcome = GroupOutcome()
+        if not run:
+            return outcome
+        first = run[0]
+        try:
+            if first.target == REFLECT:
+                failed = await self._sync_reflect(first.bank_id, run)
+            elif first.target == WORKING:
+                failed = await self._sync_working(first.bank_id, run)
+            elif first.target != SEMANTIC:
+                raise ValueError(f"unknown outbox entry: {first.operation} to {first.target}")
+            else:
+                failed = await self._sync_semantic(first.bank_id, run)
+        except Exception as exc:  # the state could not be read, or no semantic layer: the whole run
+            outcome.failures.append(Failure(list(run), repr(exc), refused(exc)))
+            return outcome
+        failed_ids = {record_id for item in failed for record_id in item.ids}
+        outcome.delivered.extend(entry for entry in run if entry.record_id not in failed_ids)
+        for item in failed:
+            ids = set(item.ids)
+            entries = [entry for entry in run if entry.record_id in ids]
+            if entries:
+                outcome.failures.append(Failure(entries, repr(item.error), refused(item.error)))
+        return outcome
+
+    def _request_budget(self) -> int:
+        """Bytes one delivery request may carry: the setting, under the request limit of every layer."""
+        return min(self.settings.outbox_batch_bytes, message_limits().max_request_bytes)
+
+    async def _sync_semantic(self, bank_id: str, run: Sequence[OutboxEntry]) -> list[_Refused]:
+        """Upsert the live records and delete the gone ones; returns the record ids that failed, and why."""
         client = self.targets.semantic
         if client is None:
             raise RuntimeError("no semantic layer configured")
         turn_ids = list(dict.fromkeys(entry.record_id for entry in run if entry.record_kind == TURN))
         episode_ids = list(dict.fromkeys(entry.record_id for entry in run if entry.record_kind == EPISODE))
         state = await self.store.sync_state(bank_id, turn_ids, episode_ids)
-        records = [turn_record(turn) for turn in state.turns.values()]
-        records += [episode_record(episode) for episode in state.episodes.values()]
+        records = [(turn.id, turn_record(turn)) for turn in state.turns.values()]
+        records += [(episode.id, episode_record(episode)) for episode in state.episodes.values()]
         gone = [i for i in turn_ids if i not in state.turns] + [
             i for i in episode_ids if i not in state.episodes
         ]
-        for chunk in _chunks(records):
-            await client.call("Upsert", semantic_pb2.UpsertRequest(bank_id=bank_id, records=list(chunk)))
-        for chunk in _chunks(gone):
-            await client.call("Delete", semantic_pb2.DeleteRequest(bank_id=bank_id, ids=list(chunk)))
+
+        async def upsert(items: Sequence[tuple[str, Any]]) -> None:
+            request = semantic_pb2.UpsertRequest(bank_id=bank_id, records=[item[1] for item in items])
+            message_limits().check_request(request, "records")
+            await client.call("Upsert", request)
+
+        async def delete(items: Sequence[tuple[str, Any]]) -> None:
+            await client.call(
+                "Delete", semantic_pb2.DeleteRequest(bank_id=bank_id, ids=[item[0] for item in items])
+            )
+
+        budget = self._request_budget()
+        calls: list[tuple[Callable[[Sequence[tuple[str, Any]]], Awaitable[None]], list[tuple[str, Any]]]] = [
+            (upsert, run_items) for run_items in sized(records, budget)
+        ]
+        ids_only = [(record_id, semantic_pb2.DeleteRequest(ids=[record_id])) for record_id in gone]
+        calls += [(delete, run_items) for run_items in sized(ids_only, budget)]
+        failed: list[_Refused] = []
+        down: BaseException | None = None
+        for send, items in calls:
+            if down is not None:  # the target is down or slow: the rest would fail the same way
+                failed.append(_Refused([item[0] for item in items], down))
+                continue
+            for failure in await self._split_on_refusal(send, items):
+                failed.append(failure)
+                if not refused(failure.error):
+                    down = failure.error
+        return failed
+
+    async def _sync_reflect(self, bank_id: str, run: Sequence[OutboxEntry]) -> list[_Refused]:
+        """Tell reflection which of the turns are archived now and which are live: a lesson standing only
+        on archived turns is kept but not recalled, and comes back with a restore."""
+        client = self.targets.reflect
+        if client is None:
+            raise RuntimeError("no reflect layer configured")
+        turn_ids = list(dict.fromkeys(entry.record_id for entry in run if entry.record_kind == TURN))
+        state = await self.store.sync_state(bank_id, turn_ids, [])
+        for chunk in _chunks(turn_ids):
+            await client.call(
+                "SetSourceStates",
+                reflect_pb2.SetSourceStatesRequest(
+                    bank_id=bank_id,
+                    archived_ids=[i for i in chunk if i not in state.turns],
+                    live_ids=[i for i in chunk if i in state.turns],
+                ),
+            )
+        return []
+
+    async def _sync_working(self, bank_id: str, run: Sequence[OutboxEntry]) -> list[_Refused]:
+        """Append the live turns to their session windows (working memory skips those it holds and puts a
+        late one in its place by time); a turn archived or purged since is left out."""
+        client = self.targets.working
+        if client is None:
+            raise RuntimeError("no working layer configured")
+        turn_ids = list(dict.fromkeys(entry.record_id for entry in run if entry.record_kind == TURN))
+        state = await self.store.sync_state(bank_id, turn_ids, [])
+        live = sorted(
+            state.turns.values(), key=lambda turn: (turn.meta.time is None, turn.meta.time, turn.id)
+        )
+
+        async def append(chunk: Sequence[tuple[str, Any]]) -> None:
+            request = working_pb2.AppendTurnsRequest(bank_id=bank_id, turns=[item[1] for item in chunk])
+            message_limits().check_request(request, "turns")
+            await client.call("AppendTurns", request)
+
+        failed: list[_Refused] = []
+        down: BaseException | None = None
+        for chunk in sized([(turn.id, turn.to_pb()) for turn in live], self._request_budget()):
+            if down is not None:  # the layer is down or slow: the rest would fail the same way
+                failed.append(_Refused([item[0] for item in chunk], down))
+                continue
+            for failure in await self._split_on_refusal(append, chunk):
+                failed.append(failure)
+                if not refused(failure.error):
+                    down = failure.error
+        return failed
+
+    async def _split_on_refusal(
+        self,
+        send: Callable[[Sequence[tuple[str, Any]]], Awaitable[None]],
+        items: Sequence[tuple[str, Any]],
+    ) -> list[_Refused]:
+        """Send ``items``; when the target refuses them, send each half on its own (recursively) so that
+        only the refused records fail. A transient failure fails them all, unsplit."""
+        try:
+            await send(items)
+            return []
+        except Exception as exc:
+            if being_cancelled():
+                raise
+            if len(items) == 1 or not refused(exc):
+                return [_Refused([item[0] for item in items], exc)]
+        middle = len(items) // 2
+        return [
+            *await self._split_on_refusal(send, items[:middle]),
+            *await self._split_on_refusal(send, items[middle:]),
+        ]
 
     async def _delete(self, entry: OutboxEntry) -> None:
         payload = entry.payload
         ids = [str(value) for value in payload.get("ids", [])]
-        session_id = str(payload.get("session_id", ""))
-        whole_bank = bool(payload.get("whole_bank", False))
+        # A delete "by_ids" names every record it removes: the session or bank it came from is not sent, so
+        # what was written there after the purge stays.
+        by_ids = bool(payload.get("by_ids", False))
+        session_id = "" if by_ids else str(payload.get("session_id", ""))
+        whole_bank = False if by_ids else bool(payload.get("whole_bank", False))
         bank_id = entry.bank_id
         # Ids in chunks, the session with the first (alone when there are no ids); a whole bank needs no ids.
         chunks: list[Sequence[str]] = [[]] if whole_bank else _chunks(ids) or [[]]

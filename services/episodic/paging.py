@@ -1,19 +1,16 @@
 """Opaque page tokens for keyset pagination over (occurred_at, id).
 
-A token is URL-safe base64 of a small JSON object naming the list it belongs to and the last row
-of the previous page; callers must treat it as opaque. Keyset (not offset) pagination stays fast
+A token (:mod:`hindsight.runtime.paging`) names the list it belongs to and the last row of the previous
+page; callers must treat it as opaque. Keyset (not offset) pagination stays fast
 and stable while new rows arrive.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from hindsight.runtime.errors import InvalidArgument
+from hindsight.runtime.paging import decode_position, encode_position, foreign_token, not_a_token
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -33,29 +30,22 @@ def _micros(moment: datetime) -> int:
 
 def encode_page_token(kind: str, key: PageKey) -> str:
     """An opaque token for the page after ``key`` in the list named ``kind``."""
-    payload = json.dumps({"k": kind, "t": _micros(key.occurred_at), "i": key.id}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
+    return encode_position({"k": kind, "t": _micros(key.occurred_at), "i": key.id})
 
 
 def decode_page_token(kind: str, token: str, field: str = "page_token") -> PageKey | None:
     """The key a token encodes (None for an empty token); a malformed token is INVALID_ARGUMENT."""
-    if not token:
+    data = decode_position(token, field, kind)
+    if data is None:
         return None
-    try:
-        raw = base64.b64decode(token + "=" * (-len(token) % 4), altchars=b"-_", validate=True)
-        data = json.loads(raw.decode())
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidArgument(field, "is not a valid page token") from None
     if (
-        not isinstance(data, dict)
-        or data.get("k") != kind
-        or not isinstance(data.get("i"), str)
+        not isinstance(data.get("i"), str)
         or not isinstance(data.get("t"), int)
         or isinstance(data.get("t"), bool)
     ):
-        raise InvalidArgument(field, "is not a valid page token for this list")
+        raise foreign_token(field)
     try:
         moment = _EPOCH + timedelta(microseconds=data["t"])
     except OverflowError:
-        raise InvalidArgument(field, "is not a valid page token") from None
+        raise not_a_token(field) from None
     return PageKey(moment, data["i"])

@@ -75,6 +75,7 @@ class HeldTurn:
     quarantined_at: datetime
     status: str
     reviewer: str = ""
+    reviewed_at: datetime | None = None
 
     def to_pb(self) -> common_pb2.QuarantinedTurn:
         return common_pb2.QuarantinedTurn(
@@ -83,6 +84,7 @@ class HeldTurn:
             quarantined_at=to_timestamp(self.quarantined_at),
             status=self.status,
             reviewer=self.reviewer,
+            reviewed_at=to_timestamp(self.reviewed_at),
         )
 
 
@@ -175,7 +177,10 @@ def check_status(value: str) -> str:
     return status
 
 
-_HELD_COLUMNS = [*TURN_COLUMN_NAMES, "kind", "reason", "action", "quarantined_at", "status", "reviewer"]
+_HELD_COLUMNS = [
+    *TURN_COLUMN_NAMES,
+    *("kind", "reason", "action", "quarantined_at", "status", "reviewer", "reviewed_at"),
+]
 _HELD = sql.SQL(", ").join(map(sql.Identifier, _HELD_COLUMNS))
 _AUDIT = sql.SQL("id, at, actor, bank_id, action, target, reason, details")
 
@@ -187,6 +192,7 @@ def held_from_row(row: DictRow) -> HeldTurn:
         quarantined_at=row["quarantined_at"],
         status=row["status"],
         reviewer=row["reviewer"],
+        reviewed_at=row["reviewed_at"],
     )
 
 
@@ -235,11 +241,11 @@ class QuarantineStore:
             return []
         statement = sql.SQL(
             "INSERT INTO {table} (bank_id, id, session_id, role, speaker, text, source, trust, occurred_at, "
-            "tags, importance, source_turn_ids, schema_version, search_terms, kind, reason, action) "
+            "tags, importance, source_turn_ids, schema_version, search_terms, kind, reason, action, agent) "
             "SELECT %(bank_id)s, %(id)s, %(session_id)s, %(role)s, %(speaker)s, %(text)s, %(source)s, "
             "%(trust)s, coalesce(%(occurred_at)s::timestamptz, now()), %(tags)s, %(importance)s, "
             "%(source_turn_ids)s, "
-            "%(schema_version)s, %(search_terms)s::tsvector, %(kind)s, %(reason)s, %(action)s "
+            "%(schema_version)s, %(search_terms)s::tsvector, %(kind)s, %(reason)s, %(action)s, %(agent)s "
             "WHERE NOT EXISTS (SELECT 1 FROM {turns} WHERE bank_id = %(bank_id)s AND id = %(id)s) "
             "ON CONFLICT (bank_id, id) DO NOTHING RETURNING id"
         ).format(table=self.table, turns=self._turns)

@@ -19,7 +19,7 @@ from hindsight.runtime.records import RecordMeta, Role, Source, TimeRange, Trust
 
 TURN_COLUMN_NAMES = (
     "id, session_id, role, speaker, text, source, trust, occurred_at, tags, importance, "
-    "source_turn_ids, schema_version"
+    "source_turn_ids, schema_version, agent"
 ).split(", ")
 TURN_COLUMNS = sql.SQL(", ").join(map(sql.Identifier, TURN_COLUMN_NAMES))
 TURN_COLUMNS_OF_T = sql.SQL(", ").join(sql.Identifier("t", name) for name in TURN_COLUMN_NAMES)
@@ -32,6 +32,8 @@ class ScoredTurn:
 
     turn: Turn
     score: float
+    bank_id: str = ""
+    """Its bank, in a search over several banks (empty in a search of one)."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,9 @@ def turn_conditions(alias: str, where: TurnFilter, params: dict[str, Any]) -> li
     if where.session_id:
         params["f_session"] = where.session_id
         conditions.append(sql.SQL("{} = %(f_session)s").format(col("session_id")))
+    if where.agent:
+        params["f_agent"] = where.agent
+        conditions.append(sql.SQL("{} = %(f_agent)s").format(col("agent")))
     conditions += record_conditions(col, where.tags, where.sources, where.min_trust, where.time_range, params)
     return conditions
 

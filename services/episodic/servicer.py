@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
 import grpc
 from google.protobuf.message import Message
 
@@ -9,6 +13,7 @@ from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2, episodic_pb2_grpc
 from hindsight.episodic.access import LAYERS
 from hindsight.episodic.engine import EpisodicMemory
+from hindsight.episodic.export_servicer import ExportServicer
 from hindsight.episodic.models import (
     _OUTCOME_FROM_PB,
     Episode,
@@ -17,7 +22,11 @@ from hindsight.episodic.models import (
     TurnFilter,
 )
 from hindsight.episodic.quarantine import AuditEntry, Screening, check_status, decision_from_pb
+from hindsight.episodic.share_servicer import ShareServicer, audit_purged_copies, purged_copies_pb
+from hindsight.episodic.token_servicer import TokenServicer
+from hindsight.runtime.banks import requested_banks
 from hindsight.runtime.errors import InvalidArgument
+from hindsight.runtime.interceptors import acting_name, caller_var
 from hindsight.runtime.records import (
     RecordMeta,
     TimeRange,
@@ -36,6 +45,8 @@ DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 MAX_TURNS_PER_REQUEST = 1000
 MAX_IDS_PER_FORGET = 1000
+MAX_PURGED_IDS_REPLY = 50_000
+"""Most purged ids a reply lists (under 13 MiB at the longest ids); the outbox deletes every one."""
 MAX_ID_CHARS = 256
 MAX_QUERY_CHARS = 10_000
 MAX_FILTER_VALUES = 100
@@ -44,6 +55,8 @@ DEFAULT_QUEUE_PAGE = 50
 DEFAULT_AUDIT_PAGE = 100
 MAX_AUDIT_ENTRIES = 1000
 MAX_ACTOR_CHARS = 256
+MAX_AUDITED_IDS = 100
+"""Ids an audit entry of a forget, purge, update or restore lists (the count says how many there were)."""
 
 
 def _check_id(value: str, field: str) -> str:
@@ -110,6 +123,7 @@ def turn_filter_from_pb(message: episodic_pb2.TurnFilter, field: str = "filter")
         min_trust=trust_from_pb(message.min_trust, f"{field}.min_trust"),
         time_range=_time_range(message.time_range, message.HasField("time_range"), f"{field}.time_range"),
         include_archived=message.include_archived,
+        agent=_check_id(message.agent, f"{field}.agent"),
     )
 
 
@@ -132,11 +146,31 @@ def episode_filter_from_pb(request: episodic_pb2.SearchEpisodesRequest) -> Episo
     )
 
 
-class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
+class EpisodicServicer(
+    ExportServicer, TokenServicer, ShareServicer, episodic_pb2_grpc.EpisodicServiceServicer
+):
     """EpisodicService on an :class:`EpisodicMemory`."""
 
     def __init__(self, memory: EpisodicMemory) -> None:
         self._memory = memory
+
+    async def _audit(
+        self, action: str, bank_id: str, reason: str, ids: Sequence[str] = (), **details: Any
+    ) -> None:
+        """Write down a destructive decision before answering it: who (the authenticated caller, or whom the
+        mesh acts for), bank, what, on which ids (the first :data:`MAX_AUDITED_IDS`, and their count)."""
+        listed = list(ids)
+        if listed:
+            details |= {"ids": listed[:MAX_AUDITED_IDS], "id_count": len(listed)}
+        entry = AuditEntry(
+            action=action,
+            actor=acting_name(),
+            bank_id=bank_id,
+            target=listed[0] if len(listed) == 1 else "",
+            reason=reason,
+            details=details,
+        )
+        await self._memory.append_audit([entry])
 
     async def RecordTurns(
         self, request: episodic_pb2.RecordTurnsRequest, context: grpc.aio.ServicerContext
@@ -154,8 +188,10 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
             _required_id(turn_id, "quarantine"): Screening.from_pb(screening, f"quarantine[{turn_id!r}]")
             for turn_id, screening in sorted(request.quarantine.items())
         }
-        actor = _check_actor(request.actor, "actor")
-        result = await self._memory.record_turns(request.bank_id, turns, request.index_now, held, actor)
+        _check_actor(request.actor, "actor")  # kept for old senders; who acts is the authenticated caller
+        result = await self._memory.record_turns(
+            request.bank_id, turns, request.index_now, held, acting_name()
+        )
         return episodic_pb2.RecordTurnsResponse(
             recorded_count=result.recorded, duplicate_count=result.duplicates, indexed=result.indexed
         )
@@ -169,23 +205,22 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
         if request.HasField("time_range"):
             if where.time_range.start or where.time_range.end:
                 raise InvalidArgument("time_range", "give the time range here or in filter, not both")
-            where = TurnFilter(
-                session_id=where.session_id,
-                tags=where.tags,
-                sources=where.sources,
-                min_trust=where.min_trust,
-                time_range=TimeRange.from_pb(request.time_range),
-                include_archived=where.include_archived,
-            )
+            where = dataclasses.replace(where, time_range=TimeRange.from_pb(request.time_range))
         limit = check_limit(request.limit, "limit", DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
         if request.quarantined_only:
             if request.HasField("filter") or request.HasField("time_range"):
                 raise InvalidArgument("quarantined_only", "searches the review queue without filters")
+            if request.bank_ids:
+                raise InvalidArgument("bank_ids", "the review queue is searched one bank at a time")
             hits = await self._memory.search_quarantined(request.bank_id, phrasings, limit)
         else:
-            hits = await self._memory.search_turns(request.bank_id, phrasings, where, limit)
+            banks = requested_banks(request.bank_id, request.bank_ids) if request.bank_ids else ()
+            hits = await self._memory.search_turns(request.bank_id, phrasings, where, limit, banks)
         return episodic_pb2.SearchTurnsResponse(
-            hits=[common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score) for hit in hits]
+            hits=[
+                common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score, bank_id=hit.bank_id)
+                for hit in hits
+            ]
         )
 
     async def ListTurns(
@@ -228,7 +263,21 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
         where = turn_filter_from_pb(request.filter) if has_filter else None
         if where is not None and where.include_archived:
             raise InvalidArgument("filter.include_archived", "archived turns are forgotten already")
+        if request.hard:
+            purged = await self._memory.hard_forget(request.bank_id, ids, where)
+            await self._audit(
+                "forget", request.bank_id, f"{purged.turns} turns deleted for good", purged.ids, hard=True
+            )
+            await audit_purged_copies(self._audit, request.bank_id, purged)
+            return episodic_pb2.ForgetTurnsResponse(
+                forgotten_count=purged.turns,
+                purged_ids=purged.ids[:MAX_PURGED_IDS_REPLY],
+                purged_copies=purged_copies_pb(purged),
+            )
         count = await self._memory.forget_turns(request.bank_id, ids, request.hard, where)
+        await self._audit(
+            "forget", request.bank_id, f"{count} turns archived", ids, hard=False, by_filter=where is not None
+        )
         return episodic_pb2.ForgetTurnsResponse(forgotten_count=count)
 
     async def UpdateTurn(
@@ -242,7 +291,21 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
             check_text(request.text, "text")
         meta = RecordMeta.from_pb(request.meta, "meta") if request.HasField("meta") else None
         updated = await self._memory.update_turn(
-            request.bank_id, request.turn_id, request.text, meta, request.index_now
+            request.bank_id,
+            request.turn_id,
+            request.text,
+            meta,
+            request.index_now,
+            agent=_check_id(request.agent, "agent"),
+        )
+        await self._audit(
+            "update",
+            request.bank_id,
+            f"turn {updated.superseded_id} superseded by {updated.turn.id}",
+            (updated.superseded_id,),
+            new_id=updated.turn.id,
+            text_changed=bool(request.text),
+            meta_changed=meta is not None,
         )
         return episodic_pb2.UpdateTurnResponse(
             turn=updated.turn.to_pb(), superseded_id=updated.superseded_id, indexed=updated.indexed
@@ -252,9 +315,9 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
         self, request: episodic_pb2.RestoreTurnsRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.RestoreTurnsResponse:
         ids = _check_ids(list(request.turn_ids), "turn_ids", MAX_IDS_PER_FORGET)
-        return episodic_pb2.RestoreTurnsResponse(
-            restored_count=await self._memory.restore_turns(request.bank_id, ids)
-        )
+        restored = await self._memory.restore_turns(request.bank_id, ids)
+        await self._audit("restore", request.bank_id, f"{restored} turns restored", ids)
+        return episodic_pb2.RestoreTurnsResponse(restored_count=restored)
 
     async def GetTurns(
         self, request: episodic_pb2.GetTurnsRequest, context: grpc.aio.ServicerContext
@@ -276,8 +339,30 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
             whole_bank=request.whole_bank,
         )
         result = await self._memory.purge(request.bank_id, scope)
+        what = (
+            "the whole bank"
+            if scope.whole_bank
+            else f"session {scope.session_id}"
+            if scope.session_id
+            else "ids"
+        )
+        await self._audit(
+            "purge",
+            request.bank_id,
+            f"purged {what}: {result.turns} turns, {result.episodes} episodes",
+            scope.ids,
+            session_id=scope.session_id,
+            whole_bank=scope.whole_bank,
+            turns=result.turns,
+            episodes=result.episodes,
+        )
+        await audit_purged_copies(self._audit, request.bank_id, result)
         return episodic_pb2.PurgeResponse(
-            turn_count=result.turns, episode_count=result.episodes, outbox_count=result.outbox
+            turn_count=result.turns,
+            episode_count=result.episodes,
+            outbox_count=result.outbox,
+            purged_ids=result.ids[:MAX_PURGED_IDS_REPLY],
+            purged_copies=purged_copies_pb(result),
         )
 
     async def SearchEpisodes(
@@ -344,7 +429,46 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
         self, request: episodic_pb2.OutboxStatusRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.OutboxStatusResponse:
         counts = await self._memory.outbox_status(request.bank_id)
-        return episodic_pb2.OutboxStatusResponse(pending=counts.pending, delivered=counts.delivered)
+        return episodic_pb2.OutboxStatusResponse(
+            pending=counts.pending, delivered=counts.delivered, dead_letters=counts.dead_letters
+        )
+
+    async def HealWorkingWindows(
+        self, request: episodic_pb2.HealWorkingWindowsRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.HealWorkingWindowsResponse:
+        ids = _check_ids(list(request.turn_ids), "turn_ids", MAX_TURNS_PER_REQUEST)
+        queued = await self._memory.heal_working_windows(request.bank_id, ids)
+        return episodic_pb2.HealWorkingWindowsResponse(queued_count=queued)
+
+    async def ListDeadLetters(
+        self, request: episodic_pb2.ListDeadLettersRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.ListDeadLettersResponse:
+        caller_var.get().require_admin("ListDeadLetters")
+        limit = check_limit(request.limit, "limit", DEFAULT_AUDIT_PAGE, MAX_PAGE_SIZE)
+        page = await self._memory.list_dead_letters(request.bank_id, limit, request.page_token)
+        return episodic_pb2.ListDeadLettersResponse(
+            dead_letters=[letter.to_pb() for letter in page.items],
+            next_page_token=page.next_page_token,
+            counts=page.counts,
+        )
+
+    async def RetryDeadLetters(
+        self, request: episodic_pb2.RetryDeadLettersRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.RetryDeadLettersResponse:
+        caller = caller_var.get()
+        caller.require_admin("RetryDeadLetters")
+        ids = _check_letter_ids(list(request.ids))
+        handled = await self._memory.retry_dead_letters(request.bank_id, ids, caller.name)
+        return episodic_pb2.RetryDeadLettersResponse(retried_count=handled.count, missing_ids=handled.missing)
+
+    async def DropDeadLetters(
+        self, request: episodic_pb2.DropDeadLettersRequest, context: grpc.aio.ServicerContext
+    ) -> episodic_pb2.DropDeadLettersResponse:
+        caller = caller_var.get()
+        caller.require_admin("DropDeadLetters")
+        ids = _check_letter_ids(list(request.ids))
+        handled = await self._memory.drop_dead_letters(request.bank_id, ids, caller.name)
+        return episodic_pb2.DropDeadLettersResponse(dropped_count=handled.count, missing_ids=handled.missing)
 
     async def ListQuarantined(
         self, request: episodic_pb2.ListQuarantinedRequest, context: grpc.aio.ServicerContext
@@ -364,7 +488,8 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
     ) -> episodic_pb2.ReviewQuarantinedResponse:
         ids = _check_ids(list(request.turn_ids), "turn_ids", MAX_IDS_PER_FORGET)
         decision = decision_from_pb(request.decision)
-        reviewer = _check_actor(request.reviewer, "reviewer")
+        _check_actor(request.reviewer, "reviewer")  # never trusted: the reviewer is the authenticated caller
+        reviewer = acting_name()
         if len(request.note) > MAX_QUERY_CHARS or "\x00" in request.note:
             raise InvalidArgument("note", f"must be at most {MAX_QUERY_CHARS} characters, without NUL")
         result = await self._memory.review_quarantined(request.bank_id, ids, decision, reviewer, request.note)
@@ -382,6 +507,7 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
         if len(request.entries) > MAX_AUDIT_ENTRIES:
             raise InvalidArgument("entries", f"must hold at most {MAX_AUDIT_ENTRIES} entries")
         entries = [AuditEntry.from_pb(entry, f"entries[{i}]") for i, entry in enumerate(request.entries)]
+        entries = [_attributed(entry) for entry in entries]
         return episodic_pb2.AppendAuditResponse(appended_count=await self._memory.append_audit(entries))
 
     async def ListAudit(
@@ -394,6 +520,24 @@ class EpisodicServicer(episodic_pb2_grpc.EpisodicServiceServicer):
         return episodic_pb2.ListAuditResponse(
             entries=[entry.to_pb() for entry in page.items], next_page_token=page.next_page_token
         )
+
+
+def _attributed(entry: AuditEntry) -> AuditEntry:
+    """An entry's actor as the caller may state it: the mesh (the edge, writing down decisions about its
+    callers) and the operator (restoring an exported log) name whom each entry is about (no other credential
+    reaches a layer's port); an entry naming nobody is the appending caller's."""
+    caller = caller_var.get()
+    if entry.actor and (caller.mesh or caller.admin):
+        return entry
+    return dataclasses.replace(entry, actor=acting_name())
+
+
+def _check_letter_ids(values: list[int]) -> list[int]:
+    if len(values) > MAX_IDS_PER_FORGET:
+        raise InvalidArgument("ids", f"must hold at most {MAX_IDS_PER_FORGET} ids")
+    if any(value <= 0 for value in values):
+        raise InvalidArgument("ids", "must be positive dead-letter ids")
+    return values
 
 
 def _check_actor(value: str, field: str) -> str:

@@ -78,6 +78,17 @@ class EpisodicSettings:
         5.0,
         "Longest idle wait of the deliverer (entries written by other replicas are found this soon).",
     )
+    outbox_max_attempts: int = env(
+        "HINDSIGHT_EPISODIC_OUTBOX_MAX_ATTEMPTS",
+        5,
+        "Attempts an outbox entry a layer refuses (malformed, too large) gets before it moves to the "
+        "dead-letter list; a layer that is down or busy never sends an entry there.",
+    )
+    outbox_batch_bytes: int = env(
+        "HINDSIGHT_EPISODIC_OUTBOX_BATCH_BYTES",
+        4 * 1024 * 1024,
+        "Largest delivery request, in bytes (serialized); kept under HINDSIGHT_MAX_REQUEST_BYTES.",
+    )
     half_life_days: float = env(
         "HINDSIGHT_EPISODIC_HALF_LIFE_DAYS", 7.0, "Keyword scores of records this old count half as much."
     )
@@ -162,6 +173,10 @@ class EpisodicSettings:
         ):
             raise SettingsError(
                 "HINDSIGHT_EPISODIC_OUTBOX_BACKOFF_SECONDS must be positive and at most _MAX_BACKOFF_SECONDS"
+            )
+        if self.outbox_max_attempts < 1 or self.outbox_batch_bytes < 1024:
+            raise SettingsError(
+                "HINDSIGHT_EPISODIC_OUTBOX_MAX_ATTEMPTS must be positive, _BATCH_BYTES at least 1024"
             )
         if self.half_life_days <= 0 or not 0 <= self.decay_floor <= 1:
             raise SettingsError("HINDSIGHT_EPISODIC_HALF_LIFE_DAYS must be positive, _DECAY_FLOOR in [0, 1]")

@@ -13,24 +13,27 @@ committed or none of it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-import psycopg
 from psycopg import AsyncConnection, sql
 from psycopg.rows import DictRow, dict_row
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool
 
+from hindsight.episodic.dead_letters import DeadLetterStore
 from hindsight.episodic.keyword import KeywordStore, TurnTerms, analyse_turns
+from hindsight.episodic.lineage import WRITTEN, Lineage
 from hindsight.episodic.models import (
     Episode,
     EpisodeFilter,
     Outcome,
+    PurgedCopies,
     PurgeResult,
     PurgeScope,
     ScoredEpisode,
@@ -59,9 +62,19 @@ from hindsight.episodic.rows import (
     turn_from_row,
 )
 from hindsight.episodic.settings import EpisodicSettings
-from hindsight.runtime.errors import FailedPrecondition, NotFound, Unavailable
+from hindsight.episodic.shares import (
+    Copy,
+    SharedCopies,
+    SharedRecord,
+    ShareWrite,
+    episode_copy,
+    turn_copy,
+)
+from hindsight.episodic.tokens import TokenStore
+from hindsight.runtime.database import store_errors
+from hindsight.runtime.errors import FailedPrecondition, NotFound
 from hindsight.runtime.migrations import load_migrations, migrate
-from hindsight.runtime.records import RecordMeta, Turn
+from hindsight.runtime.records import RecordMeta, Source, Turn
 from hindsight.runtime.text import search_terms
 from hindsight.runtime.tsearch import tsquery_literal, tsvector_literal
 
@@ -76,10 +89,14 @@ DELETE = "delete"
 """Outbox operation: delete what the target derived from some ids, a session or a whole bank."""
 TURN = "turn"
 EPISODE = "episode"
+TRANSIENT = "transient"
+"""How a delivery failed: the target was down, slow or busy (retried for as long as it takes)."""
+REFUSED = "refused"
+"""How a delivery failed: the target will not take the entry as it is (dead-lettered after a few tries)."""
 
 _EPISODE_COLUMN_NAMES = (
     "id, session_id, situation, action, outcome, lesson, task_type, tools, result, source, trust, tags, "
-    "importance, source_turn_ids, occurred_at, recorded_at, schema_version"
+    "importance, source_turn_ids, occurred_at, recorded_at, schema_version, agent"
 ).split(", ")
 _EPISODE_COLUMNS = sql.SQL(", ").join(map(sql.Identifier, _EPISODE_COLUMN_NAMES))
 _EPISODE_COLUMNS_OF_E = sql.SQL(", ").join(sql.Identifier("e", name) for name in _EPISODE_COLUMN_NAMES)
@@ -118,6 +135,8 @@ class OutboxCounts:
 
     pending: dict[str, int]
     delivered: dict[str, int]
+    dead_letters: dict[str, int] = field(default_factory=dict)
+    """Entries moved to the dead-letter list, by target layer."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +184,8 @@ class EpisodicStore(Protocol):
 
     targets: frozenset[str]
     """The layers outbox entries are written for."""
+    dead_letters: DeadLetterStore
+    """Outbox entries a target refused for good."""
 
     async def record_turns(
         self,
@@ -249,12 +270,28 @@ class EpisodicStore(Protocol):
         """Archive the live turns named or matching ``where``; returns how many."""
         ...
 
-    async def purge(self, bank_id: str, scope: PurgeScope) -> PurgeResult:
-        """Delete for good, with the episodes made from the turns, and queue deletes for the other layers."""
+    async def purge(
+        self, bank_id: str, scope: PurgeScope, claim_until: datetime | None = None
+    ) -> PurgeResult:
+        """Delete for good, with what dies with the turns, and queue deletes for the other layers (the
+        syncs of episodes that live on claimed until ``claim_until`` when given)."""
         ...
 
     async def write_episode(self, bank_id: str, episode: Episode, method: str = "written") -> Episode:
         """Store an episode (its id must be set); an id already stored returns the stored episode."""
+        ...
+
+    async def share(
+        self,
+        bank_id: str,
+        source_bank_id: str,
+        ids: Sequence[str],
+        copies: Sequence[Copy],
+        agent: str,
+        claim_until: datetime | None = None,
+    ) -> ShareWrite:
+        """Copy live turns and episodes of the source bank (by id) and the given copies into ``bank_id``,
+        linked to their sources (see :mod:`hindsight.episodic.shares`); nothing when an id is unknown."""
         ...
 
     async def list_episodes(
@@ -287,6 +324,11 @@ class EpisodicStore(Protocol):
         """(id, layer, hits, last hit, freshness, freshness time) of the records with statistics."""
         ...
 
+    async def queue_working_turns(self, bank_id: str, turn_ids: Sequence[str]) -> int:
+        """Queue syncs of recorded turns to working memory, whose own append missed them; returns how many
+        entries were written (none without a working layer)."""
+        ...
+
     async def claim_due(self, now: datetime, lease_until: datetime, limit: int) -> list[OutboxEntry]:
         """Take due entries (oldest first) for delivery until ``lease_until``; other replicas skip them."""
         ...
@@ -313,12 +355,19 @@ class EpisodicStore(Protocol):
         """Remove delivered entries and count them."""
         ...
 
-    async def failed(self, entries: Sequence[OutboxEntry], error: str, retry_at: Sequence[datetime]) -> None:
-        """Note a failed attempt of each entry and when to try it again."""
+    async def failed(
+        self,
+        entries: Sequence[OutboxEntry],
+        error: str,
+        retry_at: Sequence[datetime],
+        failure: str = TRANSIENT,
+    ) -> None:
+        """Note a failed attempt of each entry, how it failed (``TRANSIENT`` or ``REFUSED``) and when to try
+        it again."""
         ...
 
-    async def next_due(self) -> datetime | None:
-        """When the earliest waiting entry is due, or None when none waits."""
+    async def next_due(self, after: datetime | None = None) -> datetime | None:
+        """When the earliest waiting entry is due (of those due after ``after``), or None when none waits."""
         ...
 
     async def outbox_counts(self, bank_id: str) -> OutboxCounts:
@@ -403,6 +452,11 @@ def _episode_params(bank_id: str, episode: Episode) -> dict[str, Any]:
     }
 
 
+def _episode_update_params(bank_id: str, episode: Episode) -> dict[str, Any]:
+    """An episode's columns for an update in place, its dedup key included."""
+    return {**_episode_params(bank_id, episode), "dedup_key": dedup_key(episode)}
+
+
 def _episode_conditions(alias: str, where: EpisodeFilter, params: dict[str, Any]) -> list[sql.Composable]:
     """SQL conditions for an episode filter: the task type and tools pre-filter candidates before ranking."""
 
@@ -436,20 +490,17 @@ def dedup_terms(episode: Episode) -> set[str]:
     return set(search_terms(f"{episode.situation} {episode.action}"))
 
 
+MAX_DEDUP_KEY_CHARS = 512
+"""Longer keys are stored as their digest: a btree index entry must stay under a third of a page."""
+
+
 def dedup_key(episode: Episode) -> str:
-    """The normalised situation and action: equal keys are certainly the same episode."""
-    return " ".join(sorted(dedup_terms(episode)))
-
-
-@contextlib.asynccontextmanager
-async def _unavailable_on_connection_errors() -> AsyncIterator[None]:
-    """A database that cannot be reached (or no free connection) is UNAVAILABLE, which callers may retry."""
-    try:
-        yield
-    except PoolTimeout as exc:
-        raise Unavailable("episodic store: no database connection available") from exc
-    except psycopg.OperationalError as exc:
-        raise Unavailable(f"episodic store unreachable: {exc}") from exc
+    """The normalised situation and action: equal keys are certainly the same episode (a long one as its
+    SHA-256, which keeps equal keys equal and fits the index)."""
+    key = " ".join(sorted(dedup_terms(episode)))
+    if len(key) <= MAX_DEDUP_KEY_CHARS:
+        return key
+    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
 
 
 class PostgresEpisodicStore:
@@ -473,6 +524,14 @@ class PostgresEpisodicStore:
         """Keyword search and the keyword tables, kept up by this store's writes."""
         self.quarantine = QuarantineStore(schema, self._connection)
         """The review queue and the audit log."""
+        self.lineage = Lineage(schema)
+        """Version chains, what episodes stand on, and tombstones of purged ids."""
+        self.dead_letters = DeadLetterStore(schema, self._connection, self.quarantine)
+        """Outbox entries a target refused for good (see :mod:`hindsight.episodic.dead_letters`)."""
+        self.tokens = TokenStore(schema, self._connection, self.quarantine)
+        """Managed client tokens (see :mod:`hindsight.episodic.tokens`)."""
+        self.shares = SharedCopies(schema)
+        """Links of copies shared into a bank to their sources (see :mod:`hindsight.episodic.shares`)."""
         addresses = {
             SEMANTIC: settings.semantic_addr,
             WORKING: settings.working_addr,
@@ -511,7 +570,7 @@ class PostgresEpisodicStore:
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[DictRow]]:
         async with (
-            _unavailable_on_connection_errors(),
+            store_errors("episodic store"),
             self._pool.connection(timeout=self._acquire_timeout) as conn,
         ):
             yield conn
@@ -599,11 +658,11 @@ class PostgresEpisodicStore:
             return []
         statement = sql.SQL(
             "INSERT INTO {turns} (bank_id, id, session_id, role, speaker, text, source, trust, occurred_at, "
-            "tags, importance, source_turn_ids, schema_version, search_terms, term_count, analyzer) "
+            "tags, importance, source_turn_ids, schema_version, search_terms, term_count, analyzer, agent) "
             "VALUES (%(bank_id)s, %(id)s, %(session_id)s, %(role)s, %(speaker)s, %(text)s, %(source)s, "
             "%(trust)s, coalesce(%(occurred_at)s::timestamptz, now()), %(tags)s, %(importance)s, "
             "%(source_turn_ids)s, %(schema_version)s, %(search_terms)s::tsvector, %(term_count)s, "
-            "%(analyzer)s) "
+            "%(analyzer)s, %(agent)s) "
             "ON CONFLICT (bank_id, id) DO NOTHING RETURNING id"
         ).format(turns=self._turns)
         recorded: list[str] = []
@@ -637,6 +696,8 @@ class PostgresEpisodicStore:
             if turn.id in held
         ]
         async with self._connection() as conn, conn.transaction():
+            await self.lineage.lock(conn, bank_id)
+            await self.lineage.refuse_purged(conn, bank_id, [turn.id for turn in ordered], "turns")
             queued = await self.quarantine.held_ids(conn, bank_id, [turn.id for turn, _ in ordinary])
             params = [_turn_params(bank_id, turn, terms) for turn, terms in ordinary if turn.id not in queued]
             recorded = await self._insert_turns(conn, bank_id, params)
@@ -673,6 +734,7 @@ class PostgresEpisodicStore:
         just been retained; a rejected one stays in the queue. One audit entry per turn decided."""
         wanted = list(dict.fromkeys(turn_ids))
         async with self._connection() as conn, conn.transaction():
+            await self.lineage.lock(conn, bank_id)
             pending = await self.quarantine.take_pending(conn, bank_id, wanted)
             found = [held.turn.id for held in pending]
             outbox: list[int] = []
@@ -768,21 +830,23 @@ class PostgresEpisodicStore:
         self, bank_id: str, old_id: str, new: Turn, claim_until: datetime | None = None
     ) -> tuple[Turn, tuple[int, ...]]:
         lock = sql.SQL(
-            "SELECT archived_at, term_count FROM {turns} WHERE bank_id = %s AND id = %s FOR UPDATE"
+            "SELECT archived_at, term_count, coalesce(chain_id, id) AS chain FROM {turns} "
+            "WHERE bank_id = %s AND id = %s FOR UPDATE"
         ).format(turns=self._turns)
         insert = sql.SQL(
             "INSERT INTO {turns} (bank_id, id, session_id, role, speaker, text, source, trust, occurred_at, "
-            "tags, importance, source_turn_ids, schema_version, search_terms, term_count, analyzer) "
-            "VALUES (%(bank_id)s, %(id)s, %(session_id)s, %(role)s, %(speaker)s, %(text)s, %(source)s, "
-            "%(trust)s, coalesce(%(occurred_at)s::timestamptz, now()), %(tags)s, %(importance)s, "
+            "tags, importance, source_turn_ids, schema_version, search_terms, term_count, analyzer, "
+            "chain_id, agent) VALUES (%(bank_id)s, %(id)s, %(session_id)s, %(role)s, %(speaker)s, %(text)s, "
+            "%(source)s, %(trust)s, coalesce(%(occurred_at)s::timestamptz, now()), %(tags)s, %(importance)s, "
             "%(source_turn_ids)s, %(schema_version)s, %(search_terms)s::tsvector, %(term_count)s, "
-            "%(analyzer)s) RETURNING {columns}"
+            "%(analyzer)s, %(chain_id)s, %(agent)s) RETURNING {columns}"
         ).format(turns=self._turns, columns=TURN_COLUMNS)
         supersede = sql.SQL(
             "UPDATE {turns} SET archived_at = now(), superseded_by = %s WHERE bank_id = %s AND id = %s"
         ).format(turns=self._turns)
         (analysed,) = await analyse_turns([(new.speaker, new.text)])
         async with self._connection() as conn, conn.transaction():
+            await self.lineage.lock(conn, bank_id)
             old = await (await conn.execute(lock, (bank_id, old_id))).fetchone()
             if old is None:
                 raise NotFound(f"turn {old_id!r} is not in bank {bank_id!r}")
@@ -790,7 +854,9 @@ class PostgresEpisodicStore:
                 raise FailedPrecondition(
                     f"turn {old_id!r} is archived (forgotten or superseded); restore it first"
                 )
-            row = await (await conn.execute(insert, _turn_params(bank_id, new, analysed))).fetchone()
+            # The new version joins the old one's chain: a purge of any version deletes them all.
+            values = {**_turn_params(bank_id, new, analysed), "chain_id": old["chain"]}
+            row = await (await conn.execute(insert, values)).fetchone()
             await conn.execute(supersede, (new.id, bank_id, old_id))
             await self.keywords.unindex(conn, bank_id, [old_id], old["term_count"])
             await self.keywords.index(conn, bank_id, [new.id])
@@ -809,6 +875,7 @@ class PostgresEpisodicStore:
             restored = [row["id"] for row in rows]
             await self.keywords.index(conn, bank_id, restored)
             await self._sync_turns(conn, bank_id, restored)
+            await self._enqueue(conn, bank_id, [(REFLECT, SYNC, TURN, i, {}) for i in restored])
         return len(restored)
 
     async def forget_turns(self, bank_id: str, turn_ids: Sequence[str], where: TurnFilter | None) -> int:
@@ -827,88 +894,176 @@ class PostgresEpisodicStore:
             if forgotten:
                 await self._sync_turns(conn, bank_id, forgotten)
                 await self._enqueue(conn, bank_id, [(WORKING, DELETE, "", "", {"ids": forgotten})])
+                # Reflection hides the lessons standing only on archived turns (a restore shows them again).
+                await self._enqueue(conn, bank_id, [(REFLECT, SYNC, TURN, i, {}) for i in forgotten])
         return len(forgotten)
 
-    async def purge(self, bank_id: str, scope: PurgeScope) -> PurgeResult:
-        """Turns, the episodes made from them (or named), their access statistics and their pending
-        outbox entries all go in one transaction, which also queues the deletes for the other layers."""
+    async def purge(
+        self, bank_id: str, scope: PurgeScope, claim_until: datetime | None = None
+    ) -> PurgeResult:
+        """Turns (every version of each one chosen), held-back turns, the episodes named or of the session,
+        their access statistics and their pending outbox entries all go in one transaction, which also
+        leaves tombstones of the ids and queues the deletes for the other layers. An episode that stood on
+        purged turns dies with the last of them and otherwise loses them from its provenance (see
+        :mod:`hindsight.episodic.lineage`). The copies shared from what it took into other banks go in the
+        same transaction (see :mod:`hindsight.episodic.shares`)."""
+        async with self._connection() as conn, conn.transaction():
+            await self.lineage.lock(conn, bank_id, exclusive=True)
+            result = await self._purge_locked(conn, bank_id, scope, claim_until)
+            copies = await self._purge_copies(conn, bank_id, scope, result, claim_until)
+        return replace(result, copies=copies)
+
+    async def _purge_copies(
+        self,
+        conn: AsyncConnection[DictRow],
+        bank_id: str,
+        scope: PurgeScope,
+        result: PurgeResult,
+        claim_until: datetime | None,
+    ) -> tuple[PurgedCopies, ...]:
+        """Purge, bank by bank, the copies shared from what a purge took (and the copies of those), in its
+        transaction; a copy its bank re-stated stays, unlinked."""
+        await self.shares.unlink(conn, bank_id, result.ids, scope.whole_bank)  # copies held here
+        taken: list[PurgedCopies] = []
+        pending = [(bank_id, {*scope.ids, *result.ids}, scope.whole_bank)]
+        while pending:
+            source, gone, whole = pending.pop(0)
+            linked = await self.shares.linked_to(conn, source, gone, whole)
+            for target in sorted(linked):
+                await self.lineage.lock(conn, target, exclusive=True)
+                kept = await self.shares.restated(conn, target, linked[target])
+                await self.shares.unlink(conn, target, sorted(kept))
+                doomed = tuple(i for i in linked[target] if i not in kept)
+                if not doomed:
+                    continue
+                purged = await self._purge_locked(conn, target, PurgeScope(ids=doomed), claim_until)
+                await self.shares.unlink(conn, target, [*doomed, *purged.ids])
+                taken.append(PurgedCopies(target, purged.ids, purged.outbox_ids))
+                pending.append((target, set(purged.ids), False))
+        return tuple(taken)
+
+    async def _purge_locked(
+        self,
+        conn: AsyncConnection[DictRow],
+        bank_id: str,
+        scope: PurgeScope,
+        claim_until: datetime | None,
+    ) -> PurgeResult:
+        """One bank's purge, in the caller's transaction, under the bank's exclusive lineage lock."""
         params: dict[str, Any] = {"bank_id": bank_id, "ids": list(scope.ids), "session_id": scope.session_id}
         if scope.whole_bank:
-            turn_where = episode_where = sql.SQL("bank_id = %(bank_id)s")
+            chosen = episode_where = sql.SQL("bank_id = %(bank_id)s")
         elif scope.session_id:
-            turn_where = sql.SQL("bank_id = %(bank_id)s AND session_id = %(session_id)s")
-            episode_where = sql.SQL(
-                "bank_id = %(bank_id)s AND (session_id = %(session_id)s "
-                "OR source_turn_ids && %(turn_ids)s::text[])"
-            )
+            chosen = sql.SQL("bank_id = %(bank_id)s AND session_id = %(session_id)s")
+            episode_where = chosen
         else:
-            turn_where = sql.SQL("bank_id = %(bank_id)s AND id = ANY(%(ids)s)")
-            episode_where = sql.SQL(
-                "bank_id = %(bank_id)s AND (id = ANY(%(ids)s) OR source_turn_ids && %(turn_ids)s::text[])"
-            )
-        async with self._connection() as conn, conn.transaction():
+            chosen = sql.SQL("bank_id = %(bank_id)s AND id = ANY(%(ids)s)")
+            episode_where = chosen
+        if scope.whole_bank:
             rows = await (
                 await conn.execute(
                     sql.SQL(
-                        "DELETE FROM {turns} WHERE {where} "
+                        "DELETE FROM {turns} WHERE bank_id = %(bank_id)s "
                         "RETURNING id, term_count, archived_at IS NULL AS live"
-                    ).format(turns=self._turns, where=turn_where),
+                    ).format(turns=self._turns),
                     params,
                 )
             ).fetchall()
-            turn_ids = [row["id"] for row in rows]
-            live = [row for row in rows if row["live"]]
-            await self.keywords.unindex(
-                conn, bank_id, [row["id"] for row in live], sum(row["term_count"] for row in live)
+        else:
+            rows = await self.lineage.delete_chains(conn, chosen, params)
+        turn_ids = [row["id"] for row in rows]
+        live = [row for row in rows if row["live"]]
+        await self.keywords.unindex(
+            conn, bank_id, [row["id"] for row in live], sum(row["term_count"] for row in live)
+        )
+        # Held-back turns: those named, those of the session, and any version purged above.
+        params["turn_ids"] = turn_ids
+        params["held_ids"] = sorted({*scope.ids, *turn_ids})
+        held_where = (
+            chosen
+            if scope.whole_bank
+            else sql.SQL("bank_id = %(bank_id)s AND (id = ANY(%(held_ids)s) OR {})").format(
+                sql.SQL("session_id = %(session_id)s") if scope.session_id else sql.SQL("false")
             )
-            params["turn_ids"] = turn_ids
-            rows = await (
+        )
+        held_ids = [
+            row["id"]
+            for row in await (
                 await conn.execute(
-                    sql.SQL("DELETE FROM {episodes} WHERE {where} RETURNING id").format(
-                        episodes=self._episodes, where=episode_where
+                    sql.SQL("SELECT id FROM {table} WHERE {where}").format(
+                        table=self.quarantine.table, where=held_where
                     ),
                     params,
                 )
             ).fetchall()
-            episode_ids = [row["id"] for row in rows]
-            held = await self.quarantine.purge(conn, bank_id, turn_where, params)  # same columns as turns
-            gone = [*turn_ids, *episode_ids]
-            if scope.whole_bank:
-                for table in (self._outbox, self._access, self._sessions, self._delivered, self._banks):
-                    await conn.execute(sql.SQL("DELETE FROM {} WHERE bank_id = %s").format(table), (bank_id,))
-            else:
-                # Pending work about the purged records would index them again, or hold their content.
+        ]
+        held = await self.quarantine.purge(conn, bank_id, held_where, params)
+        rows = await (
+            await conn.execute(
+                sql.SQL("DELETE FROM {episodes} WHERE {where} RETURNING id").format(
+                    episodes=self._episodes, where=episode_where
+                ),
+                params,
+            )
+        ).fetchall()
+        episode_ids = [row["id"] for row in rows]
+        settled = await self.lineage.settle_episodes(
+            conn, bank_id, turn_ids, _episode_from_row, _episode_update_params
+        )
+        episode_ids += settled.deleted
+        purged_turns = sorted({*turn_ids, *held_ids})
+        gone = [*purged_turns, *episode_ids]
+        await self.lineage.tombstone(conn, bank_id, TURN, purged_turns)
+        await self.lineage.tombstone(conn, bank_id, EPISODE, episode_ids)
+        await self.dead_letters.forget(conn, bank_id, gone, scope.whole_bank)
+        if scope.whole_bank:
+            for table in (self._outbox, self._access, self._sessions, self._delivered, self._banks):
+                await conn.execute(sql.SQL("DELETE FROM {} WHERE bank_id = %s").format(table), (bank_id,))
+        else:
+            # Pending work about the purged records would index them again, or hold their content.
+            await conn.execute(
+                sql.SQL("DELETE FROM {outbox} WHERE bank_id = %s AND record_id = ANY(%s)").format(
+                    outbox=self._outbox
+                ),
+                (bank_id, gone),
+            )
+            await conn.execute(
+                sql.SQL("DELETE FROM {access} WHERE bank_id = %s AND id = ANY(%s)").format(
+                    access=self._access
+                ),
+                (bank_id, gone),
+            )
+            if scope.session_id:
                 await conn.execute(
-                    sql.SQL("DELETE FROM {outbox} WHERE bank_id = %s AND record_id = ANY(%s)").format(
-                        outbox=self._outbox
+                    sql.SQL("DELETE FROM {sessions} WHERE bank_id = %s AND session_id = %s").format(
+                        sessions=self._sessions
                     ),
-                    (bank_id, gone),
+                    (bank_id, scope.session_id),
                 )
-                await conn.execute(
-                    sql.SQL("DELETE FROM {access} WHERE bank_id = %s AND id = ANY(%s)").format(
-                        access=self._access
-                    ),
-                    (bank_id, gone),
-                )
-                if scope.session_id:
-                    await conn.execute(
-                        sql.SQL("DELETE FROM {sessions} WHERE bank_id = %s AND session_id = %s").format(
-                            sessions=self._sessions
-                        ),
-                        (bank_id, scope.session_id),
-                    )
-            queued: list[int] = []
-            if gone or scope.session_id or scope.whole_bank:
-                payload = {
-                    "ids": [] if scope.whole_bank else gone,
-                    "session_id": scope.session_id,
-                    "whole_bank": scope.whole_bank,
-                }
-                queued = await self._enqueue(
-                    conn,
-                    bank_id,
-                    [(target, DELETE, "", "", payload) for target in (SEMANTIC, WORKING, REFLECT)],
-                )
+        # First the new text of the episodes that live on (their provenance no longer cites the
+        # purged ids, so the deletes after cannot take them): claimed, for the call to deliver.
+        synced = await self._enqueue(
+            conn, bank_id, [(SEMANTIC, SYNC, EPISODE, i, {}) for i in settled.changed], claim_until
+        )
+        queued: list[int] = []
+        if gone or scope.session_id or scope.whole_bank:
+            payload = {
+                "ids": [] if scope.whole_bank else gone,
+                "session_id": scope.session_id,
+                "whole_bank": scope.whole_bank,
+            }
+            # Working memory takes new turns straight from the edge, not through this outbox, so its
+            # delete, delivered late, goes by the purged turns' ids ("by_ids"): by session or bank it
+            # would also drop the turns retained there since.
+            by_ids = payload | {"ids": purged_turns, "by_ids": True}
+            queued = await self._enqueue(
+                conn,
+                bank_id,
+                [
+                    (target, DELETE, "", "", by_ids if target == WORKING else payload)
+                    for target in (SEMANTIC, WORKING, REFLECT)
+                ],
+            )
         log.info(
             "purged",
             extra={
@@ -916,10 +1071,12 @@ class PostgresEpisodicStore:
                 "turns": len(turn_ids),
                 "held": held,
                 "episodes": len(episode_ids),
+                "episodes_kept": len(settled.changed),
                 "outbox": len(queued),
             },
         )
-        return PurgeResult(len(turn_ids) + held, len(episode_ids), len(queued))
+        named = () if scope.whole_bank else tuple(gone)  # a whole bank is deleted by its name, not its ids
+        return PurgeResult(len(turn_ids) + held, len(episode_ids), len(queued), named, tuple(synced))
 
     # ----- episodes ------------------------------------------------------------------------------------
     async def _insert_episode(
@@ -933,11 +1090,11 @@ class PostgresEpisodicStore:
         insert = sql.SQL(
             "INSERT INTO {episodes} (bank_id, id, session_id, situation, action, outcome, lesson, task_type, "
             "tools, result, source, trust, tags, importance, source_turn_ids, occurred_at, schema_version, "
-            "search_terms, started_at, ended_at, method, dedup_key) VALUES (%(bank_id)s, %(id)s, "
+            "search_terms, started_at, ended_at, method, dedup_key, agent) VALUES (%(bank_id)s, %(id)s, "
             "%(session_id)s, %(situation)s, %(action)s, %(outcome)s, %(lesson)s, %(task_type)s, %(tools)s, "
             "%(result)s, %(source)s, %(trust)s, %(tags)s, %(importance)s, %(source_turn_ids)s, "
             "coalesce(%(occurred_at)s::timestamptz, now()), %(schema_version)s, %(search_terms)s::tsvector, "
-            "%(started_at)s, %(ended_at)s, %(method)s, %(dedup_key)s) "
+            "%(started_at)s, %(ended_at)s, %(method)s, %(dedup_key)s, %(agent)s) "
             "ON CONFLICT (bank_id, id) DO NOTHING RETURNING {columns}"
         ).format(episodes=self._episodes, columns=_EPISODE_COLUMNS)
         params = {
@@ -963,6 +1120,9 @@ class PostgresEpisodicStore:
             columns=_EPISODE_COLUMNS, episodes=self._episodes
         )
         async with self._connection() as conn, conn.transaction():
+            await self.lineage.lock(conn, bank_id)
+            await self.lineage.refuse_purged(conn, bank_id, [episode.id], "episode.id")
+            episode = await self._without_purged_sources(conn, bank_id, episode)
             span = (episode.meta.time, episode.meta.time)
             row = await self._insert_episode(conn, bank_id, episode, method, span)
             if row is None:  # the id is already stored: writing it again is a no-op
@@ -971,18 +1131,150 @@ class PostgresEpisodicStore:
             raise RuntimeError(f"episode {episode.id!r} neither inserted nor found")
         return _episode_from_row(row)
 
+    async def share(
+        self,
+        bank_id: str,
+        source_bank_id: str,
+        ids: Sequence[str],
+        copies: Sequence[Copy],
+        agent: str,
+        claim_until: datetime | None = None,
+    ) -> ShareWrite:
+        """Under both banks' lineage locks (so that no purge of a source slips in between): the live turns
+        and episodes named, copied, and the copies given, each written once and linked to its sources."""
+        wanted = list(dict.fromkeys(ids))
+        async with self._connection() as conn, conn.transaction():
+            for bank in sorted({bank_id, source_bank_id}):  # one lock order for concurrent shares
+                await self.lineage.lock(conn, bank)
+            turns, episodes = await self._shareable(conn, source_bank_id, wanted)
+            unknown = tuple(i for i in wanted if i not in turns and i not in episodes)
+            if unknown:
+                return ShareWrite(unknown=unknown)
+            sources = await self._turn_sources(conn, source_bank_id, episodes.values())
+            made = [
+                turn_copy(turns[i], source_bank_id, bank_id, agent)
+                if i in turns
+                else episode_copy(
+                    episodes[i],
+                    [sources[t] for t in episodes[i].meta.source_turn_ids if t in sources],
+                    source_bank_id,
+                    bank_id,
+                    agent,
+                )
+                for i in wanted
+            ] + list(copies)
+            lineage = [i for copy in copies for i in copy.lineage_ids]
+            await self.lineage.refuse_purged(conn, source_bank_id, lineage, "ids")
+            await self.lineage.refuse_purged(conn, bank_id, [copy.id for copy in made], "ids")
+            new_turns = sorted((c.turn for c in made if c.turn is not None), key=lambda turn: turn.id)
+            analysed = await analyse_turns([(turn.speaker, turn.text) for turn in new_turns])
+            params = [_turn_params(bank_id, t, terms) for t, terms in zip(new_turns, analysed, strict=True)]
+            recorded = await self._insert_turns(conn, bank_id, params)
+            await self.keywords.index(conn, bank_id, recorded)
+            fresh = set(recorded)
+            if fresh:
+                await self._note_bank_and_sessions(conn, bank_id, [t for t in new_turns if t.id in fresh])
+            outbox = await self._sync_turns(conn, bank_id, recorded, claim_until)
+            written: list[str] = []
+            for copy in made:
+                if copy.episode is not None:
+                    moment = copy.episode.meta.time
+                    span = (moment, moment)
+                    if await self._insert_episode(conn, bank_id, copy.episode, WRITTEN, span) is not None:
+                        written.append(copy.episode.id)
+            if claim_until is not None:
+                outbox += await self.shares.claim_syncs(conn, bank_id, written, claim_until)
+            await self.shares.link(conn, bank_id, source_bank_id, made, agent)
+        shared = tuple(SharedRecord(c.source_id, c.id, c.kind, c.source_kind) for c in made)
+        log.info(
+            "shared",
+            extra={"bank_id": bank_id, "source_bank_id": source_bank_id, "copies": len(made)},
+        )
+        return ShareWrite(shared, (), len(recorded) + len(written), tuple(outbox))
+
+    async def _shareable(
+        self, conn: AsyncConnection[DictRow], bank_id: str, ids: Sequence[str]
+    ) -> tuple[dict[str, Turn], dict[str, Episode]]:
+        """The live turns and the live episodes (standing on a live turn, or on none) among ``ids``."""
+        if not ids:
+            return {}, {}
+        turn_rows = await (
+            await conn.execute(
+                sql.SQL(
+                    "SELECT {columns} FROM {turns} WHERE bank_id = %s AND id = ANY(%s) "
+                    "AND archived_at IS NULL"
+                ).format(columns=TURN_COLUMNS, turns=self._turns),
+                (bank_id, list(ids)),
+            )
+        ).fetchall()
+        turns = {turn.id: turn for turn in map(turn_from_row, turn_rows)}
+        episode_rows = await (
+            await conn.execute(
+                sql.SQL(
+                    "SELECT {columns} FROM {episodes} e WHERE e.bank_id = %(bank_id)s "
+                    "AND e.id = ANY(%(ids)s) AND e.archived_at IS NULL AND {live}"
+                ).format(
+                    columns=_EPISODE_COLUMNS_OF_E,
+                    episodes=self._episodes,
+                    live=self.lineage.sources_live("e"),
+                ),
+                {"bank_id": bank_id, "ids": [i for i in ids if i not in turns]},
+            )
+        ).fetchall()
+        episodes = {episode.id: episode for episode in map(_episode_from_row, episode_rows)}
+        return turns, episodes
+
+    async def _turn_sources(
+        self, conn: AsyncConnection[DictRow], bank_id: str, episodes: Iterable[Episode]
+    ) -> dict[str, Source]:
+        """Who produced each stored turn the episodes stand on."""
+        wanted = sorted({t for episode in episodes for t in episode.meta.source_turn_ids})
+        if not wanted:
+            return {}
+        rows = await (
+            await conn.execute(
+                sql.SQL("SELECT id, source FROM {turns} WHERE bank_id = %s AND id = ANY(%s)").format(
+                    turns=self._turns
+                ),
+                (bank_id, wanted),
+            )
+        ).fetchall()
+        return {row["id"]: Source(row["source"]) for row in rows}
+
+    async def _without_purged_sources(
+        self, conn: AsyncConnection[DictRow], bank_id: str, episode: Episode
+    ) -> Episode:
+        """The episode citing only the turns that were not purged; refused when it cites only purged ones
+        (it would bring back a record of what was erased)."""
+        cited = episode.meta.source_turn_ids
+        purged = await self.lineage.purged_among(conn, bank_id, cited)
+        if not purged:
+            return episode
+        left = tuple(turn_id for turn_id in cited if turn_id not in purged)
+        if not left:
+            raise FailedPrecondition(
+                f"episode.meta.source_turn_ids: every turn it cites was purged from bank {bank_id!r}"
+            )
+        return replace(episode, meta=replace(episode.meta, source_turn_ids=left))
+
     async def list_episodes(
         self, bank_id: str, session_id: str, before: PageKey | None, limit: int
     ) -> list[Episode]:
-        conditions = [sql.SQL("bank_id = %(bank_id)s"), sql.SQL("archived_at IS NULL")]
+        conditions = [
+            sql.SQL("e.bank_id = %(bank_id)s"),
+            sql.SQL("e.archived_at IS NULL"),
+            self.lineage.sources_live("e"),
+        ]
         if session_id:
-            conditions.append(sql.SQL("session_id = %(session_id)s"))
+            conditions.append(sql.SQL("e.session_id = %(session_id)s"))
         if before is not None:
-            conditions.append(sql.SQL("(occurred_at, id) < (%(at)s, %(id)s)"))
+            conditions.append(sql.SQL("(e.occurred_at, e.id) < (%(at)s, %(id)s)"))
         statement = sql.SQL(
-            "SELECT {columns} FROM {episodes} WHERE {where} ORDER BY occurred_at DESC, id DESC "
+            "SELECT {columns} FROM {episodes} e WHERE {where} ORDER BY e.occurred_at DESC, e.id DESC "
             "LIMIT %(limit)s"
-        ).format(columns=_EPISODE_COLUMNS, episodes=self._episodes, where=sql.SQL(" AND ").join(conditions))
+        ).format(
+            columns=_EPISODE_COLUMNS_OF_E, episodes=self._episodes, where=sql.SQL(" AND ").join(conditions)
+        )
         params = {
             "bank_id": bank_id,
             "session_id": session_id,
@@ -1000,7 +1292,11 @@ class PostgresEpisodicStore:
         """The filters (task type and tools first: they are indexed) narrow the candidates, which are then
         ranked by ``ts_rank`` (normalised by length) times the time decay."""
         params: dict[str, Any] = {"bank_id": bank_id, "limit": limit}
-        conditions = [sql.SQL("e.bank_id = %(bank_id)s"), *_episode_conditions("e", where, params)]
+        conditions = [
+            sql.SQL("e.bank_id = %(bank_id)s"),
+            *_episode_conditions("e", where, params),
+            self.lineage.sources_live("e"),
+        ]
         factor = decay_factor(sql.Identifier("e", "occurred_at"), decay, params)
         query = tsquery_literal(lexemes)
         if lexemes and query is None:
@@ -1056,6 +1352,10 @@ class PostgresEpisodicStore:
         ).format(sessions=self._sessions)
         saved: list[Episode] = []
         async with self._connection() as conn, conn.transaction():
+            await self.lineage.lock(conn, bank_id)
+            cited = [turn_id for episode in write.episodes for turn_id in episode.meta.source_turn_ids]
+            if await self.lineage.purged_among(conn, bank_id, cited):
+                return []  # turns were purged since they were read: the next segmentation reads again
             await conn.execute(lock, (f"hindsight.episodic.segment.{bank_id}\x1f{session_id}",))
             watermark = {
                 "bank_id": bank_id,
@@ -1123,6 +1423,7 @@ class PostgresEpisodicStore:
                 tags=tuple(dict.fromkeys((*stored.meta.tags, *new.meta.tags))),
                 importance=max(stored.meta.importance, new.meta.importance),
                 schema_version=stored.meta.schema_version,
+                agent=stored.meta.agent,
             ),
             recorded_at=stored.recorded_at,
         )
@@ -1198,14 +1499,25 @@ class PostgresEpisodicStore:
         ]
 
     # ----- outbox delivery -----------------------------------------------------------------------------
+    async def queue_working_turns(self, bank_id: str, turn_ids: Sequence[str]) -> int:
+        async with self._connection() as conn:
+            queued = await self._enqueue(
+                conn, bank_id, [(WORKING, SYNC, TURN, turn_id, {}) for turn_id in turn_ids]
+            )
+        return len(queued)
+
     async def claim_due(self, now: datetime, lease_until: datetime, limit: int) -> list[OutboxEntry]:
-        """An entry is due when its time has come and no older entry of its bank and target waits (claimed
-        or backing off): each bank's entries reach each target in the order they were written. Claims are
-        serialised by an advisory lock (they are short), so two replicas never split one bank's queue."""
+        """An entry is due when its time has come and no older entry of its bank and target holds it back.
+        Each entry backs off on its own, so one failing entry does not hold back the others, except where
+        order matters: nothing passes a delete (written later, it may be about the same records), a delete
+        passes nothing (it waits for every older entry, claimed or backing off), and a sync waits for an
+        older sync of the same record. Claims are serialised by an advisory lock (they are short), so two
+        replicas never split one bank's queue."""
         statement = sql.SQL(
             "WITH due AS (SELECT o.id FROM {outbox} o WHERE o.next_attempt_at <= %(now)s "
             "  AND NOT EXISTS (SELECT 1 FROM {outbox} e WHERE e.bank_id = o.bank_id AND e.target = o.target "
-            "    AND e.id < o.id AND e.next_attempt_at > %(now)s) "
+            "    AND e.id < o.id AND (e.operation = %(delete)s OR (e.next_attempt_at > %(now)s "
+            "      AND (o.operation = %(delete)s OR (o.record_id <> '' AND e.record_id = o.record_id))))) "
             "  ORDER BY o.id LIMIT %(limit)s FOR UPDATE SKIP LOCKED) "
             "UPDATE {outbox} o SET next_attempt_at = %(lease)s FROM due WHERE o.id = due.id RETURNING o.*"
         ).format(outbox=self._outbox)
@@ -1214,14 +1526,17 @@ class PostgresEpisodicStore:
                 "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"hindsight.outbox.{self._schema}",)
             )
             rows = await (
-                await conn.execute(statement, {"now": now, "lease": lease_until, "limit": limit})
+                await conn.execute(
+                    statement, {"now": now, "lease": lease_until, "limit": limit, "delete": DELETE}
+                )
             ).fetchall()
         return sorted((_entry_from_row(row) for row in rows), key=lambda entry: entry.id)
 
     async def waiting_before(self, entries: Sequence[OutboxEntry]) -> bool:
-        """Whether older work of the same bank and target waits that these must not overtake: a delete, a
-        failing entry, or a sync of one of the same records. (Another request's first sync of other records
-        is no reason to wait: a sync sends the state of its record at delivery, whatever the order.)"""
+        """Whether older work of the same bank and target waits that these must not overtake: a delete, an
+        entry failing because the target is down or slow (these would fail too), or a sync of one of the
+        same records. (A sync of other records is no reason to wait, nor one the target refused: a sync
+        sends the state of its record at delivery, whatever the order.)"""
         if not entries:
             return False
         statement = sql.SQL(
@@ -1229,7 +1544,8 @@ class PostgresEpisodicStore:
             "JOIN unnest(%(banks)s::text[], %(targets)s::text[], %(firsts)s::bigint[]) AS g(bank_id, "
             "target, id) "
             "ON e.bank_id = g.bank_id AND e.target = g.target AND e.id < g.id "
-            "WHERE e.operation <> %(sync)s OR e.attempts > 0 OR e.record_id = ANY(%(records)s) LIMIT 1"
+            "WHERE e.operation <> %(sync)s OR (e.attempts > 0 AND e.failure <> %(refused)s) "
+            "OR e.record_id = ANY(%(records)s) LIMIT 1"
         ).format(outbox=self._outbox)
         firsts: dict[tuple[str, str], int] = {}
         for entry in sorted(entries, key=lambda item: item.id):
@@ -1239,6 +1555,7 @@ class PostgresEpisodicStore:
             "targets": [key[1] for key in firsts],
             "firsts": list(firsts.values()),
             "sync": SYNC,
+            "refused": REFUSED,
             "records": [entry.record_id for entry in entries if entry.record_id],
         }
         async with self._connection() as conn:
@@ -1309,20 +1626,34 @@ class PostgresEpisodicStore:
                     count, ([k[0] for k in keys], [k[1] for k in keys], [counts[k] for k in keys])
                 )
 
-    async def failed(self, entries: Sequence[OutboxEntry], error: str, retry_at: Sequence[datetime]) -> None:
+    async def failed(
+        self,
+        entries: Sequence[OutboxEntry],
+        error: str,
+        retry_at: Sequence[datetime],
+        failure: str = TRANSIENT,
+    ) -> None:
         if not entries:
             return
         statement = sql.SQL(
-            "UPDATE {outbox} o SET attempts = o.attempts + 1, last_error = %s, next_attempt_at = u.at "
-            "FROM unnest(%s::bigint[], %s::timestamptz[]) AS u(id, at) WHERE o.id = u.id"
+            "UPDATE {outbox} o SET attempts = o.attempts + 1, last_error = %s, failure = %s, "
+            "next_attempt_at = u.at FROM unnest(%s::bigint[], %s::timestamptz[]) AS u(id, at) "
+            "WHERE o.id = u.id"
         ).format(outbox=self._outbox)
         async with self._connection() as conn:
-            await conn.execute(statement, (error[:2000], [entry.id for entry in entries], list(retry_at)))
+            await conn.execute(
+                statement, (error[:2000], failure, [entry.id for entry in entries], list(retry_at))
+            )
 
-    async def next_due(self) -> datetime | None:
-        statement = sql.SQL("SELECT min(next_attempt_at) AS at FROM {outbox}").format(outbox=self._outbox)
+    async def next_due(self, after: datetime | None = None) -> datetime | None:
+        # Only times still to come: an entry due already but held back by an older one is freed by that
+        # one's delivery or its own next attempt, never by waiting for its own time (that would spin).
+        statement = sql.SQL(
+            "SELECT min(next_attempt_at) AS at FROM {outbox} WHERE %(after)s::timestamptz IS NULL "
+            "OR next_attempt_at > %(after)s"
+        ).format(outbox=self._outbox)
         async with self._connection() as conn:
-            row = await (await conn.execute(statement)).fetchone()
+            row = await (await conn.execute(statement, {"after": after})).fetchone()
         return None if row is None else row["at"]
 
     async def outbox_counts(self, bank_id: str) -> OutboxCounts:
@@ -1337,7 +1668,9 @@ class PostgresEpisodicStore:
             waiting = await (await conn.execute(pending, {"bank_id": bank_id})).fetchall()
             done = await (await conn.execute(delivered, {"bank_id": bank_id})).fetchall()
         return OutboxCounts(
-            {row["target"]: int(row["n"]) for row in waiting}, {row["target"]: int(row["n"]) for row in done}
+            {row["target"]: int(row["n"]) for row in waiting},
+            {row["target"]: int(row["n"]) for row in done},
+            await self.dead_letters.counts(bank_id),
         )
 
     async def ping(self) -> bool:

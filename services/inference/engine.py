@@ -91,11 +91,6 @@ class InferenceEngine:
         self._max_chars = max_chars
         self._warm = False
 
-    @property
-    def default_model(self) -> str:
-        """The model an empty model name means."""
-        return self._registry.default
-
     def ready(self) -> bool:
         """Warmed up and every batcher running: cheap, never raises."""
         return self._warm and all(batcher.running for batcher in self._batchers.values())

@@ -1,5 +1,6 @@
 """The edge's side of the audit log: security decisions queued and written to episodic memory off the
-request path.
+request path (refused calls, rate limits, screening, and what forget, purge, update, restore and review
+decisions did).
 
 A decision (a rate-limit refusal, a redaction, a refused credential) must never slow or fail the request
 it is about, nor let a flood of refused requests become a flood of writes. Entries go into a bounded
@@ -18,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.runtime.background import spawn
-from hindsight.runtime.logs import bank_var, method_var
+from hindsight.runtime.interceptors import Refusal, RefusalSink
 
 log = logging.getLogger(__name__)
 
@@ -103,28 +104,31 @@ class AuditQueue:
             await self._flush_all()
 
 
-REFUSED_CODES = frozenset({"PERMISSION_DENIED", "UNAUTHENTICATED"})
 MEMORY_SERVICE = "/hindsight.memory.v1.MemoryService/"
 
 
-class RefusalListener(logging.Handler):
-    """Audits the edge's refused calls (no credential, a bad one, a bank it does not grant, an admin-only
-    method) from the access-log line the interceptor writes for every call: best effort, bounded by the
-    queue, never on the request's way (a line the access log does not emit at its level is not seen)."""
+ANONYMOUS = "anonymous"
+"""The actor of a refusal whose credential named no caller (none sent, or an unknown one)."""
 
-    def __init__(self, queue: AuditQueue, prefix: str = MEMORY_SERVICE) -> None:
-        super().__init__(level=logging.INFO)
-        self.queue = queue
-        self.prefix = prefix
 
-    def emit(self, record: logging.LogRecord) -> None:
-        code = getattr(record, "code", None)
-        method = method_var.get()
-        if code not in REFUSED_CODES or not method.startswith(self.prefix):
-            return
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # not on the serving loop: nothing to flush with
-            return
-        name = method.removeprefix(self.prefix)
-        self.queue.record(entry("deny", bank_var.get(), "", name, f"{name} refused: {code}", code=code))
+def refusal_recorder(queue: AuditQueue) -> RefusalSink:
+    """What the edge's gRPC server is told of each refused call (no credential, an unknown one, a bank or a
+    role it lacks): one ``deny`` entry, queued. Handed the refusal by the interceptor itself, so the log
+    level (which once decided whether a refusal was seen at all) has no say."""
+
+    def record(refusal: Refusal) -> None:
+        name = refusal.method.removeprefix(MEMORY_SERVICE).lstrip("/")
+        code = refusal.code.name
+        queue.record(
+            entry(
+                "deny",
+                refusal.bank_id,
+                refusal.who or ANONYMOUS,
+                name,
+                f"{name} refused: {code}",
+                code=code,
+                detail=refusal.reason[:MAX_REASON],
+            )
+        )
+
+    return record

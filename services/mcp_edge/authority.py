@@ -12,12 +12,14 @@ together and flag (never hide) three shapes:
   the agent's inference. It stands when a user memory of the recall that carries no flag says most of
   what it says; otherwise (no user support, or support only from flagged memories) it is flagged;
 - ``trigger``: a run of words of the query that exactly one candidate holds and no other candidate does
-  (rare in the bank, since the pool holds everything lexically close to the query), when that candidate
-  carries a rule, an answer, a link or contact details, or is not the user's own word: the shape of a
-  record planted to fire on a token an attacker adds to queries.
+  (rare in the bank, since the pool holds everything lexically close to the query), while another
+  candidate holds a subject word of the rest of the query, when that candidate carries a rule, an answer,
+  a link or contact details, or is not the user's own word: the shape of a record planted to fire on a
+  token an attacker adds to queries. When no other candidate holds a subject word of the question, the
+  run's holder is the one memory about it: its answer.
 
 What they do not stop: a false claim about a person who never spoke in the bank, an agent note the user
-echoed, a trigger made of common words.
+echoed, a trigger made of common words, a trigger asked with a question nothing else in the bank is about.
 """
 
 # ruff: noqa: RUF001  (Chinese cues use full-width punctuation on purpose)
@@ -29,8 +31,8 @@ from collections.abc import Callable, Sequence
 
 from hindsight.mcp_edge.domain import RecalledMemory
 from hindsight.runtime.records import Source
-from hindsight.runtime.statements import ANONYMOUS, fold, has_cue
-from hindsight.runtime.text import terms
+from hindsight.runtime.statements import ANONYMOUS, has_cue
+from hindsight.runtime.text import key_of, terms
 
 DISPUTES_OWNER = "disputes_owner"
 TRIGGER = "trigger"
@@ -40,7 +42,7 @@ SUPPORT_SHARE = 2 / 3
 MIN_CLAIM_TERMS = 3
 """Agent records with fewer terms ("ok, thanks") claim nothing to support."""
 TRIGGER_RUN = 2
-"""Fewest consecutive query terms (words, Chinese character pairs) that make a trigger run."""
+"""Fewest words a run of consecutive query terms must hold to be a trigger run (:func:`run_words`)."""
 TRIGGER_POOL = 10
 """Fewest candidates for "only one candidate holds it" to say anything about the bank."""
 
@@ -72,7 +74,7 @@ def sequence(text: str) -> list[str]:
 
 def _names(memories: Sequence[RecalledMemory]) -> set[str]:
     """The people who speak in this recall's candidates (role names aside)."""
-    return {m.speaker.strip() for m in memories if fold(m.speaker) not in ANONYMOUS}
+    return {m.speaker.strip() for m in memories if key_of(m.speaker) not in ANONYMOUS}
 
 
 def _vocative(text: str, name: str) -> bool:
@@ -93,7 +95,7 @@ def about_other(text: str, speaker: str, names: set[str]) -> str:
     if not doubting:
         return ""
     for name in sorted(names, key=len, reverse=True):
-        if fold(name) == fold(speaker) or len(name) < 2:
+        if key_of(name) == key_of(speaker) or len(name) < 2:
             continue
         named = re.search(rf"(?<![\w]){re.escape(name)}(?![a-z])", text, re.IGNORECASE)
         if not named or _vocative(text, name):
@@ -116,7 +118,7 @@ def disputes(memories: Sequence[RecalledMemory]) -> dict[str, str]:
         other = about_other(memory.text, memory.speaker, names)
         if not other:
             continue
-        own = [m for m in memories if fold(m.speaker) == fold(other)]
+        own = [m for m in memories if key_of(m.speaker) == key_of(other)]
         if own:
             reasons[memory.id] = (
                 f"{memory.speaker or 'the user'} speaks about {other}'s own affairs with doubt or a "
@@ -162,6 +164,34 @@ def unsupported_agent(
     return reasons
 
 
+def run_words(run: Sequence[str]) -> float:
+    """How many words a run of query terms holds: a Latin word is one; Chinese character pairs overlap
+    ("项目需要" gives "项目", "目需", "需要"), so ``n`` pairs cover ``n + 1`` characters, about half as many
+    words. Two pairs are three characters, one word and a half: "目需 需要" is no run of two words."""
+    pairs = sum(1 for term in run if "\u3400" <= term[0] <= "\u9fff")
+    return (len(run) - pairs) + ((pairs + 1) / 2 if pairs else 0.0)
+
+
+_TERMINATOR = re.compile(r"[?!.\uff1f\uff01\u3002]")
+
+
+def asked_within(query: str, order: Sequence[str], start: int, end: int) -> bool:
+    """The run ``order[start:end]`` is part of the question's own sentence ("How long does the Ocelot X2
+    battery last?", "... of the Ocelot X2?"): words of the question come before it, no sentence ends
+    between them, and, when nothing follows it, the question ends right after it. A trigger is put beside
+    a question, before it or after its end ("quasar marzipan what is ...", "What is ...? quasar marzipan")."""
+    if start == 0:
+        return False
+    text = query.casefold()
+    at = text.find(order[start])
+    if at < 0 or _TERMINATOR.search(text, 0, at):
+        return False
+    if end < len(order):
+        return True
+    last = text.rfind(order[end - 1])
+    return bool(_TERMINATOR.match(text[last + len(order[end - 1]) :].strip()[:1] or "x"))
+
+
 def triggers(
     memories: Sequence[RecalledMemory], query: str, carries_rule: Callable[[RecalledMemory], bool]
 ) -> dict[str, str]:
@@ -176,7 +206,12 @@ def triggers(
         end = start
         while end < len(order) and len(holders[end]) == 1 and holders[end] == holders[start]:
             end += 1
-        if end - start >= TRIGGER_RUN and len(holders[start]) == 1:
+        if (
+            run_words(order[start:end]) >= TRIGGER_RUN
+            and len(holders[start]) == 1
+            and _rest_held(order, holders, start, end)
+            and not asked_within(query, order, start, end)
+        ):
             (rid,) = holders[start]
             memory = next(m for m in memories if m.id == rid)
             if rid not in reasons and (memory.meta.source is not Source.USER or carries_rule(memory)):
@@ -187,6 +222,32 @@ def triggers(
                 )
         start = max(end, start + 1)
     return reasons
+
+
+_FUNCTION_CHARS = frozenset("的了是在吗呢吧么什怎哪谁几多少该要我你他她它们这那有和就都也会能还把被给对")
+"""Chinese characters of grammar and question words: a character pair holding one says nothing of a
+subject ("怎么", "什么", "要做")."""
+
+
+def is_subject_term(term: str) -> bool:
+    """A term that names a subject: a Latin word (stopwords are already gone) or a Chinese character pair
+    without a grammar or question character."""
+    if not term or not "\u3400" <= term[0] <= "\u9fff":
+        return True
+    return len(term) == 2 and not _FUNCTION_CHARS.intersection(term)
+
+
+def _rest_held(order: Sequence[str], holders: Sequence[frozenset[str]], start: int, end: int) -> bool:
+    """Another candidate holds a subject word of the query outside the run: the rest of the question is
+    about what the bank talks about, and the run is extra. When no other candidate holds any of the
+    question's subject words, the run's holder is the one memory about the whole question: its answer, not
+    a trigger."""
+    (rid,) = holders[start]
+    return any(
+        held - {rid}
+        for index, held in enumerate(holders)
+        if not start <= index < end and is_subject_term(order[index])
+    )
 
 
 def carries_link(text: str) -> bool:

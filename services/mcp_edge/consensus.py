@@ -32,14 +32,24 @@ from hindsight.mcp_edge.authority import (
     TRIGGER,
     carries_link,
     disputes,
+    is_subject_term,
+    sequence,
     triggers,
     unsupported_agent,
 )
 from hindsight.mcp_edge.domain import Flag, RecalledMemory
 from hindsight.mcp_edge.screening import QUARANTINE, Finding, answer_rules, instruction_cues
+from hindsight.runtime.modality import why_not_current
 from hindsight.runtime.records import Source, Trust
-from hindsight.runtime.statements import TURN_KEY_PREFIX, USER, Statement, fold, parse, same_value
-from hindsight.runtime.text import terms
+from hindsight.runtime.statements import (
+    ANONYMOUS,
+    TURN_KEY_PREFIX,
+    USER,
+    Statement,
+    parse,
+    same_value,
+)
+from hindsight.runtime.text import key_of, terms
 from hindsight.runtime.trust import UNCORROBORATED_TAG, capped_trust, corroborated, untrusted
 
 UNVERIFIED = "unverified_source"
@@ -51,6 +61,9 @@ TRUST_SUPPORT = {Trust.LOW: 0.3, Trust.MEDIUM: 0.6, Trust.HIGH: 1.0}
 _ORIGIN = {Source.TOOL: "from tool output", Source.EXTERNAL: "from an outside source"}
 OVERLAP_TERMS = 4
 """Fewest terms a text needs to be backed by another's words without a parsed statement."""
+TOPIC_TERMS = 2
+"""Fewest subject words (Latin words, Chinese character pairs) tool or outside content must share with a
+trusted memory of the recall to speak about the bank's own affairs."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +121,7 @@ def _support_of(memory: RecalledMemory) -> float:
 
 def _evidence(memory: RecalledMemory) -> tuple[str, str, str]:
     """One independent source: its kind, its conversation (else the record) and its speaker."""
-    return (memory.meta.source.value, memory.session_id or memory.id, fold(memory.speaker))
+    return (memory.meta.source.value, memory.session_id or memory.id, key_of(memory.speaker))
 
 
 @dataclass
@@ -139,7 +152,7 @@ class _Group:
 
 def same_owner(first: str, second: str) -> bool:
     """The same person: equal names, or one side says only "the user" (a page or a tool about them)."""
-    a, b = fold(first), fold(second)
+    a, b = key_of(first), key_of(second)
     return a == b or USER in (a, b)
 
 
@@ -169,7 +182,7 @@ def dissent(memories: Sequence[RecalledMemory], settings: ConsensusSettings) -> 
                 (
                     g
                     for g in found
-                    if fold(g.owner) == fold(statement.owner) and same_value(g.value, statement.value)
+                    if key_of(g.owner) == key_of(statement.owner) and same_value(g.value, statement.value)
                 ),
                 None,
             )
@@ -185,7 +198,7 @@ def dissent(memories: Sequence[RecalledMemory], settings: ConsensusSettings) -> 
         for statement in stated.get(memory.id, ()):
             found = groups.get(statement.attribute, [])
             own = next(
-                (g for g in found if memory in g.members and fold(g.owner) == fold(statement.owner)), None
+                (g for g in found if memory in g.members and key_of(g.owner) == key_of(statement.owner)), None
             )
             others = [
                 g
@@ -243,8 +256,76 @@ def _independent(memory: RecalledMemory, other: RecalledMemory) -> bool:
     return other.id not in mine and not mine & set(other.meta.source_turn_ids)
 
 
+@functools.lru_cache(maxsize=4096)
+def _subject(text: str) -> frozenset[str]:
+    return frozenset(term for term in sequence(text) if not term.isdigit() and is_subject_term(term))
+
+
+def _names_anyone(text: str, memories: Sequence[RecalledMemory]) -> bool:
+    """``text`` names a person who speaks in the recall's trusted memories."""
+    names = {
+        m.speaker.strip()
+        for m in memories
+        if not untrusted(m.meta.source) and key_of(m.speaker) not in ANONYMOUS and len(m.speaker.strip()) >= 2
+    }
+    return any(re.search(rf"(?<!\w){re.escape(name)}(?![a-z])", text, re.IGNORECASE) for name in names)
+
+
+def claims_on_bank(memory: RecalledMemory, memories: Sequence[RecalledMemory]) -> bool:
+    """Evidence that tool or outside content speaks about the bank's own affairs or to the agent, so that it
+    needs a trusted voice behind it: it carries a rule, an instruction, a link or a correction of earlier
+    records (screening's cues, weak ones too); it names a person of the bank; or a trusted memory of this
+    recall speaks about the same subject. Content with
+    none of these is about its own domain (a recipe, a README, a manual): there is nothing to vouch for."""
+    if _carries_rule(memory) or _names_anyone(memory.text, memories):
+        return True
+    mine = _subject(memory.text)
+    return any(
+        len(mine & _subject(other.text)) >= TOPIC_TERMS
+        for other in memories
+        if other.id != memory.id and not untrusted(other.meta.source) and _independent(memory, other)
+    )
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s*|\n+")
+
+
+def _states_something(text: str) -> bool:
+    """Some sentence of ``text`` says something rather than asks ("When does it close?" only asks)."""
+    return any(
+        why_not_current(sentence) != "question" for sentence in _SENTENCE_END.split(text) if sentence.strip()
+    )
+
+
+def agent_claims_on_users(memory: RecalledMemory, memories: Sequence[RecalledMemory]) -> bool:
+    """Evidence that an agent record speaks about what the bank's users state, so that it needs a user's
+    word behind it: it carries a rule, an instruction, a link or contact details; it names a person who
+    speaks in the recall; or a user memory of this recall states something about the same subject (two
+    subject words; a user's question about it states nothing). An agent record with none of these speaks
+    of its own answers and actions ("I rescheduled your haircut", "correction to my earlier answer: the
+    library closes at 6pm"): its word on them is all there is, and flagging it would flag every note the
+    agent keeps. A bridging note planted about what someone said meets that someone's words in the recall."""
+    if _carries_rule(memory) or _names_anyone(memory.text, memories):
+        return True
+    mine = _subject(memory.text)
+    return any(
+        len(mine & _subject(other.text)) >= TOPIC_TERMS and _states_something(other.text)
+        for other in memories
+        if other.meta.source is Source.USER and _independent(memory, other)
+    )
+
+
+def corrects_own_word(memory: RecalledMemory, by_id: dict[str, RecalledMemory]) -> bool:
+    """An agent record that replaced only the agent's own earlier records (the semantic layer's chain, those
+    records among the candidates): the agent correcting its own answer, not a user's word."""
+    replaced = [by_id[old] for old in memory.supersedes if old in by_id]
+    return bool(replaced) and all(old.meta.source is Source.AGENT for old in replaced)
+
+
 def unverified(memories: Sequence[RecalledMemory]) -> dict[str, str]:
-    """Reasons by memory id for the memories from untrusted sources no trusted candidate corroborates."""
+    """Reasons by memory id for the memories from untrusted sources no trusted candidate corroborates, when
+    there is evidence they make a claim on the bank (:func:`claims_on_bank`; a memory the semantic layer
+    marked uncorroborated is always evidence)."""
     by_id = {memory.id: memory for memory in memories}
     reasons: dict[str, str] = {}
     for memory in memories:
@@ -257,6 +338,8 @@ def unverified(memories: Sequence[RecalledMemory]) -> dict[str, str]:
         elif UNCORROBORATED_TAG in memory.meta.tags:
             own = [Source.EXTERNAL]
         else:
+            continue
+        if UNCORROBORATED_TAG not in memory.meta.tags and not claims_on_bank(memory, memories):
             continue
         vouching = [
             other.meta.source
@@ -292,26 +375,55 @@ def instructions(memories: Iterable[RecalledMemory]) -> dict[str, str]:
     return reasons
 
 
+def _when(memory: RecalledMemory) -> float:
+    """When a memory was said (seconds; unknown times count as the oldest)."""
+    return memory.meta.time.timestamp() if memory.meta.time else float("-inf")
+
+
+def _latest_said(memories: Sequence[RecalledMemory], statement: Statement) -> Statement | None:
+    """The user's latest statement of ``statement``'s owner and attribute among the candidates."""
+    told = [
+        (user, other)
+        for user in memories
+        if user.meta.source is Source.USER and not user.superseded_by
+        for other in statements_of(user)
+        if other.attribute == statement.attribute and same_owner(other.owner, statement.owner)
+    ]
+    latest = max(told, key=lambda pair: _when(pair[0]), default=None)
+    return latest[1] if latest else None
+
+
+def _follows_user(memory: RecalledMemory, memories: Sequence[RecalledMemory]) -> bool:
+    """An agent record that states what the user's latest word on it states (among ``memories``: the
+    unflagged ones): the user's support, whatever words the agent wrapped it in."""
+    for statement in statements_of(memory):
+        latest = _latest_said(memories, statement)
+        if latest is not None and same_value(latest.value, statement.value):
+            return True
+    return False
+
+
 def agent_against_user(memories: Sequence[RecalledMemory]) -> dict[str, str]:
     """Reasons by memory id for agent records that state another value for an attribute the user stated:
-    the user is the authority on what they said, so no margin of support is needed."""
+    the user is the authority on what they said, so no margin of support is needed. The user's latest
+    statement of the attribute is what counts: an agent record repeating the user's change is not against
+    the user, however often the old value was said before."""
     users = [m for m in memories if m.meta.source is Source.USER and not m.superseded_by]
     reasons: dict[str, str] = {}
     for memory in memories:
         if memory.meta.source is not Source.AGENT or memory.kind == "lesson":
             continue
         for statement in statements_of(memory):
-            said = next(
-                (
-                    (user, other)
-                    for user in users
-                    for other in statements_of(user)
-                    if other.attribute == statement.attribute
-                    and same_owner(other.owner, statement.owner)
-                    and not same_value(other.value, statement.value)
-                ),
-                None,
-            )
+            latest = _latest_said(users, statement)
+            if latest is not None and same_value(latest.value, statement.value):
+                continue  # the user's latest word says the same: a change the agent followed
+            told = [
+                (user, other)
+                for user in users
+                for other in statements_of(user)
+                if other.attribute == statement.attribute and same_owner(other.owner, statement.owner)
+            ]
+            said = next(((u, o) for u, o in told if not same_value(o.value, statement.value)), None)
             if said:
                 attribute = statement.attribute.replace("_", " ")
                 reasons[memory.id] = (
@@ -352,13 +464,26 @@ def assess(
     trigger check see which words only one candidate shares with it."""
     if not memories:
         return []
+    by_id = {memory.id: memory for memory in memories}
     found = {
         UNVERIFIED: unverified(memories),
         DISSENT: dissent(memories, settings),
         DISPUTES_OWNER: disputes(memories),
     }
     marked = {rid for reasons in found.values() for rid in reasons}
-    agent = unsupported_agent(memories, lambda m: m.id in marked or instruction_of(m) is not None)
+
+    def flagged(memory: RecalledMemory) -> bool:
+        return memory.id in marked or instruction_of(memory) is not None
+
+    agent = unsupported_agent(memories, flagged)
+    unflagged = [memory for memory in memories if not flagged(memory)]
+    agent = {
+        rid: why
+        for rid, why in agent.items()
+        if not _follows_user(by_id[rid], unflagged)
+        and agent_claims_on_users(by_id[rid], memories)
+        and not corrects_own_word(by_id[rid], by_id)
+    }
     found[UNVERIFIED] = {**agent, **agent_against_user(memories), **found[UNVERIFIED]}
     found[TRIGGER] = triggers(memories, query, _carries_rule)
     weights = {

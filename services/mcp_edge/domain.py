@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from hindsight.contracts.reflect.v1 import reflect_pb2
-from hindsight.runtime.records import RecordMeta, TimeRange
-
-
-class LayerName(enum.Enum):
-    """The layers a recall can ask."""
-
-    WORKING = "working"
-    EPISODIC = "episodic"
-    SEMANTIC = "semantic"
-    REFLECT = "reflect"
-
+from hindsight.runtime.records import LayerName, RecordMeta, TimeRange
 
 ALL_LAYERS = tuple(LayerName)
 
@@ -44,6 +34,17 @@ class Candidate:
     names) rather than the layer's own search; fusion weighs it by the channel's weight."""
     statement: tuple[str, ...] = ()
     """(owner, attribute, value) the layer keyed the record by (semantic facts and turns), or empty."""
+    similarity: float = 0.0
+    """The semantic layer's cosine similarity to the query as found (0: not known), for relevance."""
+    valid_from: datetime | None = None
+    """Since when it holds, as the semantic layer keeps it (None: not known there)."""
+    valid_to: datetime | None = None
+    """When it stopped holding (superseded or invalidated), as the semantic layer keeps it; None: holds."""
+    successor: str = ""
+    """The semantic layer's record that superseded it, whether or not this recall found that record."""
+    bank_id: str = ""
+    """Its bank, in a recall over several banks (where ``id`` is then keyed by bank: see
+    :func:`hindsight.mcp_edge.banks.keyed`); empty in a recall of one bank."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,15 @@ class RecalledMemory:
     """(owner, attribute, value) its layer keyed it by, or empty (see :class:`Candidate`)."""
     flags: tuple[Flag, ...] = ()
     """Cautions found at recall (:mod:`hindsight.mcp_edge.consensus`); empty when nothing was found."""
+    valid_from: datetime | None = None
+    """Since when it holds, when known (:mod:`hindsight.mcp_edge.validity`)."""
+    valid_to: datetime | None = None
+    """When it stopped holding (superseded or invalidated); None: it still holds, as far as is known."""
+    outdated: str = ""
+    """Why it did not hold at the moment the recall asked about (now, ``as_of`` or the query's time), as
+    the context shows it (``outdated since 2026-04-10, now: ...``); empty when it held then."""
+    bank_id: str = ""
+    """The bank it belongs to (the recall's bank, or one of its ``bank_ids``)."""
 
     @property
     def layer(self) -> LayerName:
@@ -128,6 +138,21 @@ class RecallQuery:
     """"Now" for the query's time expressions and for recency; None means the current time."""
     time_zone: str = ""
     """IANA zone the query's time words are read in; empty means the setting (HINDSIGHT_TIME_ZONE)."""
+    as_of: datetime | None = None
+    """Recall the state at this moment: only what was said by then, with what held then; None: now."""
+    bank_ids: tuple[str, ...] = ()
+    """A recall over several banks (``bank_id`` then empty): every one granted, fused into one ranking."""
+    bank_weights: Mapping[str, float] = field(default_factory=dict)
+    """With ``bank_ids``: a factor on the fused score of each named bank's memories (others count 1)."""
+    group_by_bank: bool = False
+    """With ``bank_ids``: the context has one part per bank, the layer sections inside."""
+    agent: str = ""
+    """Only memories this agent wrote (their ``meta.agent``); empty: every agent's."""
+
+    @property
+    def banks(self) -> tuple[str, ...]:
+        """Every bank the recall reads, in the order asked."""
+        return self.bank_ids or (self.bank_id,)
 
 
 CONTEXT_ORDERS = ("score", "importance", "time_asc", "time_desc", "mix")
@@ -231,3 +256,5 @@ class PurgeResult:
     unindexed_count: int
     working_removed_count: int
     lesson_count: int
+    shared_copy_count: int = 0
+    """Copies of the purged memories removed from the banks they were shared into."""

@@ -27,7 +27,9 @@ from hindsight.contracts.inference.v1 import inference_pb2_grpc
 from hindsight.contracts.reflect.v1 import reflect_pb2, reflect_pb2_grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
 from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
-from hindsight.mcp_edge.audit import AuditQueue, RefusalListener
+from hindsight.mcp_edge.assertions import prefer_assertions
+from hindsight.mcp_edge.audit import AuditQueue
+from hindsight.mcp_edge.banks import check_weights, keyed, unkeyed, weight_ceiling, weighted
 from hindsight.mcp_edge.consensus import assess, defang
 from hindsight.mcp_edge.context import assemble_with_warnings
 from hindsight.mcp_edge.domain import (
@@ -54,20 +56,23 @@ from hindsight.mcp_edge.entities import (
 from hindsight.mcp_edge.fusion import (
     adjust,
     below_successors,
-    lessons_first,
     reciprocal_rank_fusion,
     score_fusion,
     tag_scores,
 )
 from hindsight.mcp_edge.held import HeldBanks
 from hindsight.mcp_edge.query import QueryPlan, understand
+from hindsight.mcp_edge.relevance import Cut, relevance_of, select
 from hindsight.mcp_edge.rerank import HeadReranker
 from hindsight.mcp_edge.screening import instruction_cues
 from hindsight.mcp_edge.settings import EdgeSettings
+from hindsight.mcp_edge.token_registry import TokenRegistry
+from hindsight.mcp_edge.validity import at_moment, record_validity, resolve, search_fields
 from hindsight.mcp_edge.write_guard import WriteGuard
 from hindsight.runtime.background import spawn
 from hindsight.runtime.channels import LayerClient, message_limits
 from hindsight.runtime.errors import HindsightError, InvalidArgument, PermissionDenied
+from hindsight.runtime.interceptors import acting_as, actor_var
 from hindsight.runtime.llm import LLMClient, LLMSettings, llm_from_settings
 from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import RecordMeta, Source, TimeRange, Turn, from_timestamp, utcnow
@@ -97,6 +102,19 @@ MAX_ACCESS_NOTES_IN_FLIGHT = 256
 counted, so a slow or unreachable episodic layer never piles up tasks in the edge."""
 ACCESS_DROP_LOG_SECONDS = 10.0
 """At most one warning about dropped access notes this often."""
+
+
+PURGE_IDS_PER_CALL = 1000
+"""Purged ids per delete call to another layer (each layer's request limit is higher)."""
+
+
+@dataclass(frozen=True)
+class DerivedDeletes:
+    """What the other layers deleted of purged records."""
+
+    working_removed_count: int
+    unindexed_count: int
+    lesson_count: int
 
 
 def _describe(exc: BaseException) -> str:
@@ -136,6 +154,7 @@ def _turn_candidate(hit: common_pb2.ScoredTurn, layer: LayerName) -> Candidate:
         meta=RecordMeta.from_pb(turn.meta),
         speaker=turn.speaker,
         session_id=turn.session_id,
+        bank_id=hit.bank_id,
     )
 
 
@@ -159,6 +178,9 @@ def _record_candidate(hit: semantic_pb2.ScoredRecord) -> Candidate:
         statement=(record.subject, record.attribute, record.value)
         if record.subject and record.attribute and record.value
         else (),
+        similarity=hit.similarity,
+        bank_id=hit.bank_id,
+        **record_validity(record),
     )
 
 
@@ -187,7 +209,13 @@ def _lesson_candidate(hit: reflect_pb2.ScoredLesson) -> Candidate:
         meta=RecordMeta.from_pb(lesson.meta),
         kind="lesson",
         confidence=lesson.confidence if lesson.confidence > 0 else 1.0,
+        bank_id=hit.bank_id,
     )
+
+
+def _banks_asked(q: RecallQuery) -> dict[str, Any]:
+    """The bank fields of a layer's search request: the recall's one bank, or all of its banks at once."""
+    return {"bank_ids": list(q.bank_ids)} if q.bank_ids else {"bank_id": q.bank_id}
 
 
 @dataclass
@@ -230,6 +258,14 @@ class MemoryEngine:
         self._access_drops_logged_at = float("-inf")
         self.held_banks = HeldBanks()
         """Which banks' review queues have turns: a recall asks for warnings only where there can be some."""
+        self.tokens = TokenRegistry(
+            clients.episodic,
+            self.audit,
+            refresh_seconds=settings.token_refresh_seconds,
+            stale_seconds=settings.token_stale_seconds,
+            touch_seconds=settings.token_touch_seconds,
+        )
+        """The managed tokens, looked up after the static ones once a front attaches it (see ``start``)."""
 
     # ----- retain -------------------------------------------------------------------------------------
     async def retain(
@@ -273,7 +309,8 @@ class MemoryEngine:
             bank_id=bank_id, turns=pb_turns, index_now=True, quarantine=guarded.held, actor=actor
         )
         message_limits().check_request(record, "turns")  # refused whole, before any layer writes
-        recorded = await self.clients.episodic.call("RecordTurns", record, timeout)
+        with acting_as(actor or actor_var.get()):  # episodic records who retained (trusted from the mesh)
+            recorded = await self.clients.episodic.call("RecordTurns", record, timeout)
         working_turns = [turn for turn in pb_turns if turn.id not in guarded.held]
         try:
             if working_turns:
@@ -283,10 +320,11 @@ class MemoryEngine:
                     timeout,
                 )
         except Exception as exc:
-            # The turns are safe in episodic memory; a session window that missed them is rebuilt from there.
+            # The turns are safe in episodic memory: its outbox fills the windows that missed them.
             log.warning(
                 "layer write failed after the durable write", extra={"layer": "working", "error": repr(exc)}
             )
+            await self._heal_working(bank_id, [turn.id for turn in working_turns], timeout)
         log.info(
             "retain",
             extra={
@@ -307,6 +345,18 @@ class MemoryEngine:
             indexed=recorded.indexed,
             screened=guarded.screened,
         )
+
+    async def _heal_working(self, bank_id: str, turn_ids: Sequence[str], timeout: float) -> None:
+        """Ask episodic memory to deliver turns working memory missed (through its outbox, retried until
+        working memory answers). Best effort: should this fail too, the window lacks them until it expires."""
+        try:
+            await self.clients.episodic.call(
+                "HealWorkingWindows",
+                episodic_pb2.HealWorkingWindowsRequest(bank_id=bank_id, turn_ids=list(turn_ids)),
+                timeout,
+            )
+        except Exception as exc:
+            log.warning("working window not queued for healing", extra={"bank": bank_id, "error": repr(exc)})
 
     async def _send_audit(self, entries: Sequence[common_pb2.AuditEntry]) -> None:
         await self.clients.episodic.call(
@@ -329,14 +379,16 @@ class MemoryEngine:
     async def review_quarantine(
         self, bank_id: str, turn_ids: Sequence[str], decision: int, reviewer: str, note: str = ""
     ) -> episodic_pb2.ReviewQuarantinedResponse:
-        """Approve (release into memory, indexed) or reject held turns; episodic memory audits each."""
-        reply = await self.clients.episodic.call(
-            "ReviewQuarantined",
-            episodic_pb2.ReviewQuarantinedRequest(
-                bank_id=bank_id, turn_ids=list(turn_ids), decision=decision, reviewer=reviewer, note=note
-            ),
-            self.settings.write_timeout,
-        )
+        """Approve (release into memory, indexed) or reject held turns; episodic memory audits each, naming
+        ``reviewer`` (the front's authenticated caller, sent as whom the mesh call acts for)."""
+        with acting_as(reviewer or actor_var.get()):
+            reply = await self.clients.episodic.call(
+                "ReviewQuarantined",
+                episodic_pb2.ReviewQuarantinedRequest(
+                    bank_id=bank_id, turn_ids=list(turn_ids), decision=decision, reviewer=reviewer, note=note
+                ),
+                self.settings.write_timeout,
+            )
         log.info(
             "review",
             extra={"bank": bank_id, "approved": reply.approved_count, "rejected": reply.rejected_count},
@@ -354,7 +406,7 @@ class MemoryEngine:
         reply = await self.clients.working.call(
             "SearchRecent",
             working_pb2.SearchRecentRequest(
-                bank_id=q.bank_id,
+                **_banks_asked(q),
                 **phrasings.request_fields(),
                 session_id=q.session_id,
                 limit=limit,
@@ -371,11 +423,11 @@ class MemoryEngine:
         reply = await self.clients.episodic.call(
             "SearchTurns",
             episodic_pb2.SearchTurnsRequest(
-                bank_id=q.bank_id,
+                **_banks_asked(q),
                 **phrasings.request_fields(),
                 limit=limit,
                 time_range=window.to_pb(),
-                filter=episodic_pb2.TurnFilter(tags=list(q.tags)),
+                filter=episodic_pb2.TurnFilter(tags=list(q.tags), agent=q.agent),
             ),
             timeout,
         )
@@ -387,13 +439,14 @@ class MemoryEngine:
         reply = await self.clients.semantic.call(
             "Search",
             semantic_pb2.SearchRequest(
-                bank_id=q.bank_id,
+                **_banks_asked(q),
                 **phrasings.request_fields(),
                 limit=limit,
                 time_range=window.to_pb(),
                 tags=list(q.tags),
                 all_tags=True,
                 match_entities=self._entity_channel_on(q),
+                **search_fields(q, self.settings.recall_validity),  # history too, or what held at as_of
             ),
             timeout,
         )
@@ -406,7 +459,7 @@ class MemoryEngine:
         reply = await self.clients.reflect.call(
             "SearchLessons",
             reflect_pb2.SearchLessonsRequest(
-                bank_id=q.bank_id,
+                **_banks_asked(q),
                 **phrasings.request_fields(),
                 limit=limit,
                 tags=list(q.tags),
@@ -432,9 +485,19 @@ class MemoryEngine:
         phrasings = Phrasings.distinct(queries[0], queries[1:], self.settings.rewrite_weight)
         found = await ask(q, phrasings, window, limit, timeout)
         # A layer older than these contracts ignores the tags and working memory's time range (and the
-        # rewrites); with a current one this keeps everything.
+        # rewrites); with a current one this keeps everything. Only episodic memory filters by agent
+        # itself: the other layers' hits are filtered here.
         timed = layer is not LayerName.WORKING
-        return [c for c in found if c.meta.carries_tags(q.tags) and (timed or window.contains(c.meta.time))]
+        kept = [
+            c
+            for c in found
+            if c.meta.carries_tags(q.tags)
+            and (timed or window.contains(c.meta.time))
+            and (not q.agent or c.meta.agent == q.agent)
+        ]
+        if not q.bank_ids:
+            return kept
+        return [keyed(c) for c in kept if c.bank_id in q.bank_ids]  # never a bank the recall did not ask
 
     async def _timed(self, layer: LayerName, ask: Awaitable[list[Candidate]], started: float) -> LayerOutcome:
         try:
@@ -489,11 +552,14 @@ class MemoryEngine:
 
         The query is read first (time expressions, keywords, entities, rewrites); each asked layer gets
         one call with the query and its rewrites and answers one merged list; the fused list is adjusted
-        (recency, importance, confidence, trust, time), its head reranked, cut at ``min_score`` and
-        ``top_k``, and assembled into a context.
+        (recency, importance, confidence, trust, time), its head reranked; every memory is scored by its
+        calibrated relevance, lessons above the floor go first, the rest is cut at the floor (or
+        ``min_score``) and ``top_k`` (:mod:`.relevance`), and assembled into a context.
         """
         if not q.layers:
             raise InvalidArgument("layers", "must name at least one layer")
+        weights = check_weights(q.bank_weights, q.banks)
+        q = at_moment(q)  # as_of: nothing said later is searched, and it is "now"
         started = time.perf_counter()
         deadline = time.monotonic() + self.settings.recall_timeout
         now = q.reference_time or utcnow()
@@ -528,11 +594,11 @@ class MemoryEngine:
         channel = self._entity_list(outcomes, named)
         fused = await off_loop(
             lambda: adjust(
-                self._fuse(outcomes, plan, q, channel),
+                weighted(self._fuse(outcomes, plan, q, channel), weights),
                 self.settings.adjustments(),
                 now,
                 boost,
-                self._best_possible(outcomes, channel),
+                self._best_possible(outcomes, channel) * weight_ceiling(weights),
             ),
             size=sum(len(o.candidates) for o in outcomes),
             threshold=FUSION_OFF_LOOP_CANDIDATES,
@@ -540,20 +606,30 @@ class MemoryEngine:
         fused = await self._check(fused, q)
         asked = [r for r in (boost, q.time_range) if r is not None and (r.start or r.end)]
         fused = below_successors(fused, asked)  # a corrected statement ranks below its correction
-        fused = fused[: max(q.top_k, self.reranker.head if self.reranker else 0)]
+        pool, fused = fused, fused[: max(q.top_k, self.reranker.head if self.reranker else 0)]
         if self.reranker is not None:  # the head is reordered within what is left of the deadline
-            reranked = await self.reranker.rerank(q.bank_id, q.query, fused, deadline)
+            reranked = await self.reranker.rerank(q.banks[0], q.query, fused, deadline)
             fused = below_successors(reranked, asked)
-        memories = [m for m in fused if m.score >= q.min_score][: q.top_k]
-        if self.settings.lessons_first:
-            memories = lessons_first(memories)
+        asked_about = plan.time.time_range if plan.time else None  # validity: what holds (then) first
+        fused = resolve(fused, outcomes, q, asked_about, self.settings.recall_validity)
+        relevance = relevance_of(queries, [*(o.candidates for o in outcomes), channel])
+        if not asked:  # about now: an assertion before its look-alikes (questions, others' values)
+            fused = prefer_assertions(fused, q.query, q.top_k, self.settings.look_alike_yield, relevance)
+        memories = select(fused, pool, relevance, self._cut(q))  # lessons first, before the cut
+        if q.bank_ids:  # each memory by the id its bank knows, naming the bank
+            memories = [unkeyed(m) for m in memories]
+        else:
+            memories = [dataclasses.replace(m, bank_id=q.bank_id) for m in memories]
         budget, order = q.token_budget or self.settings.context_tokens, q.order or self.settings.context_order
         context = await off_loop(
-            lambda: assemble_with_warnings(memories, warnings, budget, order),
+            lambda: assemble_with_warnings(
+                memories, warnings, budget, order, banks=q.bank_ids, group_by_bank=q.group_by_bank
+            ),
             size=sum(len(m.text) for m in memories),
             threshold=ASSEMBLE_OFF_LOOP_CHARS,
         )
-        self._note_access(q.bank_id, memories)
+        for bank in q.banks:
+            self._note_access(bank, [m for m in memories if m.bank_id == bank])
         result = RecallResult(
             memories=tuple(memories),
             outcomes=tuple(outcomes),
@@ -572,7 +648,7 @@ class MemoryEngine:
         log.info(
             "recall",
             extra={
-                "bank": q.bank_id,
+                "bank": ",".join(q.banks),
                 "query_chars": len(q.query),
                 "rewrites": len(queries),
                 "time_use": time_use,
@@ -613,20 +689,26 @@ class MemoryEngine:
         if not self.settings.defences or self.settings.warnings_limit <= 0:
             return None
         phrasings = Phrasings.distinct(queries[0], queries[1:], self.settings.rewrite_weight)
-        request = episodic_pb2.SearchTurnsRequest(
-            bank_id=q.bank_id,
-            **phrasings.request_fields(),
-            limit=self.settings.warnings_limit,
-            quarantined_only=True,  # the review queue takes no filters: warnings are about the query's words
-        )
 
-        async def ask() -> list[RecallWarning]:
-            if not await self._may_hold(q.bank_id, timeout):
+        async def ask(bank_id: str) -> list[RecallWarning]:
+            if not await self._may_hold(bank_id, timeout):
                 return []
+            request = episodic_pb2.SearchTurnsRequest(
+                bank_id=bank_id,
+                **phrasings.request_fields(),
+                limit=self.settings.warnings_limit,
+                quarantined_only=True,  # the review queue takes no filters: warnings are about its words
+            )
             reply = await self.clients.episodic.call("SearchTurns", request, timeout)
             return [_warning(hit.turn) for hit in reply.hits][: self.settings.warnings_limit]
 
-        return asyncio.create_task(ask())
+        async def ask_all() -> list[RecallWarning]:
+            """Each bank's review queue (one at a time in episodic memory; most banks hold none, known
+            without a call), the first warnings of the banks in order."""
+            found = await asyncio.gather(*(ask(bank) for bank in q.banks))
+            return [w for warnings in found for w in warnings][: self.settings.warnings_limit]
+
+        return asyncio.create_task(ask(q.bank_id) if not q.bank_ids else ask_all())
 
     async def _may_hold(self, bank_id: str, timeout: float) -> bool:
         """Whether the bank's review queue has any turn (one page of one entry, when not known lately)."""
@@ -657,10 +739,23 @@ class MemoryEngine:
             return []
         return task.result()
 
+    def _cut(self, q: RecallQuery) -> Cut:
+        """The floor and support level (a recall's ``min_score`` raises both), ``top_k`` and lessons."""
+        floor = max(self.settings.relevance_floor, q.min_score)
+        return Cut(
+            floor=floor,
+            support=min(floor, max(self.settings.relevance_support, q.min_score)),
+            top_k=q.top_k,
+            max_lessons=self.settings.max_lessons,
+            lessons_first=self.settings.lessons_first,
+        )
+
     def _entity_channel_on(self, q: RecallQuery) -> bool:
-        """Whether this recall builds the entity channel (it needs score fusion, semantic and episodic)."""
+        """Whether this recall builds the entity channel (it needs score fusion, semantic and episodic, and
+        one bank)."""
         return (
             self.settings.entity_weight > 0
+            and not q.bank_ids  # the layers name the entities of one bank
             and self.settings.fusion == "score"
             and LayerName.SEMANTIC in q.layers
             and LayerName.EPISODIC in q.layers
@@ -803,12 +898,24 @@ class MemoryEngine:
         )
         if not ids:
             return ForgetResult(forgotten.forgotten_count, 0, 0)
+        if hard:  # a purge: every version of the turns and what died with them go in every layer
+            derived = await self._purge_derived(bank_id, [*ids, *forgotten.purged_ids])
+            await self._purge_copies_derived(forgotten.purged_copies)
+            log.info(
+                "forget", extra={"bank": bank_id, "ids": len(ids), "hard": hard} | dataclasses.asdict(derived)
+            )
+            return ForgetResult(
+                forgotten.forgotten_count, derived.unindexed_count, derived.working_removed_count
+            )
         working, removed = await asyncio.gather(
             self.clients.working.call(
                 "ForgetTurns", working_pb2.ForgetTurnsRequest(bank_id=bank_id, turn_ids=ids), timeout
             ),
             self.clients.semantic.call(
-                "Delete", semantic_pb2.DeleteRequest(bank_id=bank_id, ids=ids, source_turn_ids=ids), timeout
+                "Delete",
+                # an archive is recoverable: a restore's re-index lifts the semantic layer's tombstones
+                semantic_pb2.DeleteRequest(bank_id=bank_id, ids=ids, source_turn_ids=ids, archived=not hard),
+                timeout,
             ),
         )
         log.info(
@@ -872,39 +979,18 @@ class MemoryEngine:
             ),
             timeout,
         )
-        working, removed, lessons = await asyncio.gather(
-            self.clients.working.call(
-                "ForgetTurns",
-                working_pb2.ForgetTurnsRequest(
-                    bank_id=bank_id, turn_ids=unique, session_id=session_id, whole_bank=whole_bank
-                ),
-                timeout,
-            ),
-            self.clients.semantic.call(
-                "Delete",
-                semantic_pb2.DeleteRequest(
-                    bank_id=bank_id,
-                    ids=unique,
-                    source_turn_ids=unique,
-                    session_id=session_id,
-                    whole_bank=whole_bank,
-                ),
-                timeout,
-            ),
-            self.clients.reflect.call(
-                "PurgeLessons",
-                reflect_pb2.PurgeLessonsRequest(
-                    bank_id=bank_id, source_ids=unique, session_id=session_id, whole_bank=whole_bank
-                ),
-                timeout,
-            ),
+        # Every id episodic memory purged (each version of a turn, held-back turns, episodes that died with
+        # their last source turn), so the other layers delete all they derived from them.
+        derived = await self._purge_derived(
+            bank_id, [] if whole_bank else [*unique, *purged.purged_ids], session_id, whole_bank
         )
         result = PurgeResult(
             turn_count=purged.turn_count,
             episode_count=purged.episode_count,
-            unindexed_count=removed.deleted_count,
-            working_removed_count=working.removed_count,
-            lesson_count=lessons.deleted_count,
+            unindexed_count=derived.unindexed_count,
+            working_removed_count=derived.working_removed_count,
+            lesson_count=derived.lesson_count,
+            shared_copy_count=await self._purge_copies_derived(purged.purged_copies),
         )
         log.info(
             "purge",
@@ -912,6 +998,57 @@ class MemoryEngine:
             | dataclasses.asdict(result),
         )
         return result
+
+    async def _purge_copies_derived(self, copies: Sequence[episodic_pb2.PurgedCopies]) -> int:
+        """Delete what the other layers derived from the shared copies a purge took with their sources
+        (episodic memory purged them and queued the same deletes); how many copies went."""
+        for taken in copies:
+            await self._purge_derived(taken.bank_id, list(taken.purged_ids))
+        return sum(len(taken.purged_ids) for taken in copies)
+
+    async def _purge_derived(
+        self, bank_id: str, ids: Sequence[str], session_id: str = "", whole_bank: bool = False
+    ) -> DerivedDeletes:
+        """Delete what working memory, the semantic layer and reflection hold of purged records, directly,
+        so it is gone when the call returns (episodic memory's outbox sends the same deletes, for a layer
+        that is down now). Ids go a thousand a call; the session or bank goes with the first call."""
+        timeout = self.settings.write_timeout
+        unique = list(dict.fromkeys(ids))
+        chunks = [unique[i : i + PURGE_IDS_PER_CALL] for i in range(0, len(unique), PURGE_IDS_PER_CALL)]
+        working_removed = unindexed = lessons_deleted = 0
+        for index, chunk in enumerate(chunks or [[]]):
+            scope_session, scope_bank = (session_id, whole_bank) if index == 0 else ("", False)
+            working, removed, lessons = await asyncio.gather(
+                self.clients.working.call(
+                    "ForgetTurns",
+                    working_pb2.ForgetTurnsRequest(
+                        bank_id=bank_id, turn_ids=chunk, session_id=scope_session, whole_bank=scope_bank
+                    ),
+                    timeout,
+                ),
+                self.clients.semantic.call(
+                    "Delete",
+                    semantic_pb2.DeleteRequest(
+                        bank_id=bank_id,
+                        ids=chunk,
+                        source_turn_ids=chunk,
+                        session_id=scope_session,
+                        whole_bank=scope_bank,
+                    ),
+                    timeout,
+                ),
+                self.clients.reflect.call(
+                    "PurgeLessons",
+                    reflect_pb2.PurgeLessonsRequest(
+                        bank_id=bank_id, source_ids=chunk, session_id=scope_session, whole_bank=scope_bank
+                    ),
+                    timeout,
+                ),
+            )
+            working_removed += working.removed_count
+            unindexed += removed.deleted_count
+            lessons_deleted += lessons.deleted_count
+        return DerivedDeletes(working_removed, unindexed, lessons_deleted)
 
     async def list_recent(
         self,
@@ -921,8 +1058,9 @@ class MemoryEngine:
         tags: Sequence[str] = (),
         include_archived: bool = False,
         page_token: str = "",
+        agent: str = "",
     ) -> episodic_pb2.ListTurnsResponse:
-        """The newest turns of a bank (or one session), newest first, from episodic memory."""
+        """The newest turns of a bank (or one session, or one agent's), newest first, from episodic memory."""
         return await self.clients.episodic.call(
             "ListTurns",
             episodic_pb2.ListTurnsRequest(
@@ -931,7 +1069,7 @@ class MemoryEngine:
                 page_token=page_token,
                 newest_first=True,
                 filter=episodic_pb2.TurnFilter(
-                    session_id=session_id, tags=list(tags), include_archived=include_archived
+                    session_id=session_id, tags=list(tags), include_archived=include_archived, agent=agent
                 ),
             ),
             self.settings.write_timeout,
@@ -944,11 +1082,13 @@ class MemoryEngine:
         text: str = "",
         meta: common_pb2.RecordMeta | None = None,
         actor: str = "",
+        agent: str = "",
     ) -> tuple[common_pb2.Turn, str, bool]:
         """Replace a turn by a new version (new id; the old one archived) and move the other layers with it.
 
         Returns the new turn, the superseded id and whether the new version was indexed for meaning. A new
-        text is screened as a retain's is (by the new metadata's source, else the stored turn's).
+        text is screened as a retain's is (by the new metadata's source, else the stored turn's). ``agent``
+        (the front's stamp, :mod:`.agents`) is recorded as the new version's writer.
         """
         if not turn_id:
             raise InvalidArgument("turn_id", "is required")
@@ -960,7 +1100,7 @@ class MemoryEngine:
         reply = await self.clients.episodic.call(
             "UpdateTurn",
             episodic_pb2.UpdateTurnRequest(
-                bank_id=bank_id, turn_id=turn_id, text=text, meta=meta, index_now=True
+                bank_id=bank_id, turn_id=turn_id, text=text, meta=meta, index_now=True, agent=agent
             ),
             timeout,
         )
@@ -1124,13 +1264,10 @@ async def open_engine(
         reranker = HeadReranker(inference, settings.rerank_head, settings.reranker, settings.rerank_blend)
     llm = llm_from_settings(llm_settings or load(LLMSettings)) if settings.llm_rewrite else None
     engine = MemoryEngine(clients, settings, reranker, llm)
-    refusals = RefusalListener(engine.audit)
-    access_log = logging.getLogger("hindsight.access")
-    access_log.addHandler(refusals)
     try:
         yield engine
     finally:
-        access_log.removeHandler(refusals)
+        await engine.tokens.close()
         await engine.drain()
         await clients.close()
         if llm is not None:

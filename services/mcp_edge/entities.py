@@ -19,14 +19,10 @@ from dataclasses import dataclass
 
 from hindsight.contracts.semantic.v1 import semantic_pb2
 from hindsight.mcp_edge.domain import Candidate
+from hindsight.runtime.text import key_of
 
 ENTITY_CHANNEL = "entity"
 """The channel name of the entity list in fusion."""
-
-
-def name_key(text: str) -> str:
-    """How the semantic layer compares names: case, outer spaces and inner runs of spaces do not count."""
-    return " ".join(text.casefold().split())
 
 
 @dataclass(frozen=True)
@@ -44,7 +40,7 @@ def named_entities(matches: Iterable[semantic_pb2.EntityMatch]) -> tuple[NamedEn
     return tuple(
         NamedEntity(
             name=match.entity.name,
-            keys=frozenset(name_key(n) for n in (match.entity.name, *match.entity.aliases) if n.strip()),
+            keys=frozenset(key_of(n) for n in (match.entity.name, *match.entity.aliases) if n.strip()),
             share=match.share,
             named_turn_ids=frozenset(match.named_turn_ids),
         )
@@ -81,5 +77,5 @@ def entity_channel(candidates: Sequence[Candidate], named: Sequence[NamedEntity]
     return [
         dataclasses.replace(candidate, channel=ENTITY_CHANNEL)
         for candidate in candidates
-        if candidate.id in ids or (candidate.speaker and name_key(candidate.speaker) in keys)
+        if candidate.id in ids or (candidate.speaker and key_of(candidate.speaker) in keys)
     ]

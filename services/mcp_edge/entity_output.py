@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -56,6 +57,10 @@ class FactOutput(BaseModel):
     valid_from: datetime | None
     valid_to: datetime | None
     superseded_by: str
+    state: Literal["current", "superseded", "invalidated"] = Field(
+        "current", description="Whether it holds, was replaced by a later value, or was invalidated."
+    )
+    validity: str = Field("", description="When it held, in words: 'since 2026-01-05', '2026-01-05 to ...'.")
     source_turn_ids: list[str]
 
 
@@ -68,6 +73,10 @@ class MentionOutput(BaseModel):
     time: datetime | None
     session_id: str
     source_turn_ids: list[str]
+    valid_to: datetime | None = Field(
+        None, description="When what it says stopped holding (a later statement, or invalidated)."
+    )
+    superseded_by: str = Field("", description="The later turn that replaced what it says, if any.")
 
 
 class EntityPageOutput(BaseModel):
@@ -101,16 +110,31 @@ def list_entities_output(reply: semantic_pb2.ListEntitiesResponse) -> ListEntiti
     )
 
 
+def validity_words(since: datetime | None, until: datetime | None, superseded_by: str) -> str:
+    """When a value held, in words: ``since 2026-01-05``, ``2026-01-05 to 2026-04-10 (superseded)``."""
+    start = since.strftime("%Y-%m-%d") if since else "unknown"
+    if until is None:
+        return f"since {start}" if since else "holds"
+    how = "superseded" if superseded_by else "invalidated"
+    return f"{start} to {until.strftime('%Y-%m-%d')} ({how})"
+
+
 def _fact_output(record: semantic_pb2.SemanticRecord) -> FactOutput:
+    since = from_timestamp(record.valid_from) if record.HasField("valid_from") else None
+    since = since or (from_timestamp(record.meta.time) if record.meta.HasField("time") else None)
+    until = from_timestamp(record.valid_to) if record.HasField("valid_to") else None
+    current = not record.superseded_by and until is None
     return FactOutput(
         id=record.id,
         text=record.text,
         attribute=record.attribute,
         value=record.value,
-        current=not record.superseded_by and not record.HasField("valid_to"),
+        current=current,
         valid_from=from_timestamp(record.valid_from) if record.HasField("valid_from") else None,
-        valid_to=from_timestamp(record.valid_to) if record.HasField("valid_to") else None,
+        valid_to=until,
         superseded_by=record.superseded_by,
+        state="current" if current else ("superseded" if record.superseded_by else "invalidated"),
+        validity=validity_words(since, until, record.superseded_by),
         source_turn_ids=list(record.meta.source_turn_ids),
     )
 
@@ -124,6 +148,8 @@ def _mention_output(record: semantic_pb2.SemanticRecord) -> MentionOutput:
         time=meta.time,
         session_id=record.session_id,
         source_turn_ids=list(meta.source_turn_ids) or [record.id],
+        valid_to=from_timestamp(record.valid_to) if record.HasField("valid_to") else None,
+        superseded_by=record.superseded_by,
     )
 
 

@@ -90,6 +90,7 @@ def _memory(
         session_id=source.session_id,
         supersedes=supersedes or source.supersedes,
         statement=statement or source.statement,
+        bank_id=source.bank_id,
     )
 
 

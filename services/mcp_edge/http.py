@@ -98,6 +98,9 @@ async def serving_mcp_http(
     Refuses (SettingsError) to serve without authentication anywhere but on loopback.
     """
     endpoint = HttpEndpoint.of(settings)
+    if not grants.open:  # managed tokens, after the static ones, as on the gRPC port
+        await engine.tokens.start()
+        grants.with_source(engine.tokens)
     auth = http_auth_for(settings, grants, endpoint)
     if auth is None and not endpoint.loopback:
         raise SettingsError(

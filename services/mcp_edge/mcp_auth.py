@@ -22,8 +22,9 @@ from pydantic import ConfigDict
 from hindsight.mcp_edge.endpoint import HttpEndpoint
 from hindsight.mcp_edge.jwks import SIGNING_ALGORITHMS, KeySource, key_source
 from hindsight.mcp_edge.settings import EdgeSettings
-from hindsight.runtime.auth import ALL_BANKS, Caller, Grants, token_digest
+from hindsight.runtime.auth import Caller, Grants, token_digest
 from hindsight.runtime.errors import HindsightError
+from hindsight.runtime.permissions import BankGrant
 
 log = logging.getLogger(__name__)
 
@@ -107,11 +108,12 @@ class JwtVerifier:
         if not isinstance(granted, list) or not all(isinstance(item, str) for item in granted):
             raise TokenRefused(f"claim {self.banks_claim!r} is neither a bank id nor a list of them")
         admin = claims.get(self.admin_claim) is True
-        banks = frozenset(item.strip() for item in granted if item.strip())
-        if admin:
-            banks = frozenset({ALL_BANKS})
+        try:  # each entry as a tokens file writes it: "bank", "bank:read", "*:read+write+forget"
+            grants = tuple(BankGrant.parse(item, self.banks_claim) for item in granted if item.strip())
+        except HindsightError as exc:
+            raise TokenRefused(f"claim {exc}") from None
         who = str(claims.get("sub") or claims.get("azp") or "?")[:NAME_LENGTH]
-        return Caller(name=f"jwt:{who}", banks=banks, admin=admin)
+        return Caller(name=f"jwt:{who}", grants=() if admin else grants, admin=admin)
 
 
 def _scopes(claims: dict[str, Any]) -> list[str]:

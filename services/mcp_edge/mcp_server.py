@@ -26,6 +26,9 @@ from pydantic import BaseModel, Field, ValidationError
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.contracts.reflect.v1 import reflect_pb2
+from hindsight.mcp_edge.agents import check_agent, writing_agent
+from hindsight.mcp_edge.audit import ANONYMOUS, AuditQueue, entry
+from hindsight.mcp_edge.banks import MAX_BANK_WEIGHT, check_weights
 from hindsight.mcp_edge.coerce import AS_BOOL, AS_FLOAT, AS_INT, SPLIT_COMMAS
 from hindsight.mcp_edge.domain import ALL_LAYERS, LayerName, RecallQuery, RecallResult
 from hindsight.mcp_edge.engine import MemoryEngine
@@ -38,8 +41,13 @@ from hindsight.mcp_edge.entity_output import (
 from hindsight.mcp_edge.mcp_auth import HttpAuth, current_caller
 from hindsight.mcp_edge.mcp_resources import register_resources
 from hindsight.mcp_edge.servicer import DEFAULT_SESSION, MAX_LIST, MAX_TOP_K
+from hindsight.mcp_edge.validity import invalidate as invalidate_memories
 from hindsight.runtime.auth import OPEN_CALLER, Caller, Grants
-from hindsight.runtime.errors import HindsightError, Unauthenticated
+from hindsight.runtime.banks import MAX_BANKS, requested_banks, require_banks
+from hindsight.runtime.errors import HindsightError, PermissionDenied, Unauthenticated
+from hindsight.runtime.interceptors import actor_var
+from hindsight.runtime.operations import mcp_operation
+from hindsight.runtime.permissions import Operation
 from hindsight.runtime.records import (
     DEFAULT_SOURCE,
     DEFAULT_TRUST,
@@ -65,6 +73,14 @@ LayerChoice = Literal["working", "episodic", "semantic", "reflect"]
 OrderName = Literal["score", "importance", "time_asc", "time_desc", "mix"]
 BankArg = Annotated[
     str | None, Field(description="Memory bank; omitted means the server's default bank.", max_length=128)
+]
+WriterArg = Annotated[
+    str | None,
+    Field(
+        max_length=256,
+        description="The agent to record as the writer; default the caller. Only the mesh credential or an "
+        "operator may name another agent.",
+    ),
 ]
 TagsArg = Annotated[
     list[str] | None,
@@ -186,7 +202,7 @@ class MemoryOutput(BaseModel):
     layer: LayerChoice = Field(description="The layer that ranked it best.")
     text: str
     speaker: str
-    score: float = Field(description="0 to 1, after fusion, factors and rerank.")
+    score: float = Field(description="Calibrated relevance to the query, 0 to 1 (0.5: even odds).")
     layers: list[LayerChoice]
     kind: str = Field(description="turn, lesson, fact, ... (layers may add kinds).")
     time: datetime | None
@@ -201,6 +217,16 @@ class MemoryOutput(BaseModel):
     flags: list[FlagOutput] = Field(
         default_factory=list, description="Cautions found at recall (unverified source, dissent, ...)."
     )
+    valid_from: datetime | None = Field(None, description="Since when it holds, when known.")
+    valid_to: datetime | None = Field(
+        None, description="When it stopped holding (superseded or invalidated); null: it still holds."
+    )
+    outdated: bool = Field(
+        False, description="It did not hold at the moment asked about (now, as_of, or the query's time)."
+    )
+    outdated_note: str = Field("", description="Why, as the context says it: 'outdated since ..., now: ...'.")
+    bank_id: str = Field("", description="The bank it belongs to (one of `banks` in a recall over several).")
+    agent: str = Field("", description="The agent that wrote it; empty when not known.")
 
 
 class LayerReportOutput(BaseModel):
@@ -254,6 +280,7 @@ class TurnOutput(BaseModel):
     importance: float
     source: str
     source_turn_ids: list[str]
+    agent: str = Field("", description="The agent that wrote it; empty when not known.")
 
 
 class ListRecentOutput(BaseModel):
@@ -294,6 +321,15 @@ class EpisodeOutput(BaseModel):
     episode_id: str
 
 
+class InvalidateOutput(BaseModel):
+    """What an invalidation did: nothing is deleted, the memories are history now."""
+
+    invalidated_ids: list[str] = Field(description="Memories whose validity ended with this call.")
+    unchanged_ids: list[str] = Field(description="Memories that had stopped holding already.")
+    unknown_ids: list[str] = Field(description="Ids the bank does not hold.")
+    derived_ids: list[str] = Field(description="Facts drawn only from those turns, ended with them.")
+
+
 class ForgetOutput(BaseModel):
     """What a forget archived or removed."""
 
@@ -310,6 +346,9 @@ class PurgeOutput(BaseModel):
     unindexed_count: int
     working_removed_count: int
     lesson_count: int
+    shared_copy_count: int = Field(
+        0, description="Copies of them removed from the banks they were shared into (see `share`)."
+    )
 
 
 class CompressOutput(BaseModel):
@@ -342,10 +381,28 @@ class ToolContext:
     bearer token (the SDK's auth context). A call with neither is refused unless authentication is off.
     """
 
-    def __init__(self, default_bank: str, *, local_caller: Caller | None = None, open: bool = False) -> None:
+    def __init__(
+        self,
+        default_bank: str,
+        *,
+        local_caller: Caller | None = None,
+        open: bool = False,
+        audit: AuditQueue | None = None,
+    ) -> None:
         self.default_bank = default_bank
         self.local_caller = local_caller
         self.open = open
+        self.audit = audit
+        """Where refused calls are written down (the audit log), when given."""
+
+    def deny(self, bank_id: str, what: str, exc: HindsightError) -> None:
+        """Audit a refused tool call (a bank or a role the caller lacks)."""
+        if self.audit is None:
+            return
+        caller = self.local_caller or current_caller()
+        reason = f"{what} refused: {exc.code.name}"
+        who = caller.name if caller is not None else ANONYMOUS
+        self.audit.record(entry("deny", bank_id, who, what, reason, code=exc.code.name, detail=str(exc)))
 
     def caller(self) -> Caller:
         """Who makes the current call; UNAUTHENTICATED when authentication is on and none is known."""
@@ -356,11 +413,53 @@ class ToolContext:
             return OPEN_CALLER
         raise Unauthenticated("the call carries no credential")
 
-    def bank(self, requested: str | None, ctx: Context[Any, Any] | None = None) -> str:
-        """The bank to use, after checking that the caller grants it."""
+    def bank(
+        self, requested: str | None, ctx: Context[Any, Any] | None = None, operation: Operation | None = None
+    ) -> str:
+        """The bank to use, after checking that the caller may do the call's operation there (the one
+        :mod:`hindsight.runtime.operations` lists for the tool, resource or prompt ``ctx`` is serving, unless
+        ``operation`` is given; ``admin`` when neither says)."""
         bank_id = check_bank_id(requested or self.default_bank, "bank")
-        self.caller().require(bank_id)
+        caller = self.caller()
+        kind, name = mcp_call(ctx)
+        try:
+            caller.require(bank_id, operation or mcp_operation(kind, name))
+        except PermissionDenied as exc:
+            self.deny(bank_id, name or "mcp", exc)
+            raise
+        actor_var.set(caller.name)  # the layer calls of this tool act for its caller
         return bank_id
+
+    def banks(self, bank: str | None, banks: list[str] | None) -> tuple[str, ...]:
+        """The banks of a call over several (``banks``), after checking that the caller may read every one;
+        a call naming one bank (``bank`` or the default) returns ``()`` and is checked by :meth:`bank`.
+        The call is refused whole when one bank is not granted (the refusal names it, and is audited)."""
+        if not banks:
+            return ()
+        chosen = requested_banks(bank or "", banks, field="banks", single_field="bank")
+        caller = self.caller()
+        for bank_id in chosen:
+            try:
+                require_banks(caller, [bank_id])
+            except PermissionDenied as exc:
+                self.deny(bank_id, "recall", exc)
+                raise
+        actor_var.set(caller.name)
+        return chosen
+
+
+def mcp_call(ctx: Context[Any, Any] | None) -> tuple[str, str]:
+    """The kind of MCP request ``ctx`` serves (``tools/call``, ``resources/read``, ``prompts/get``) and the
+    tool's or prompt's name or the resource's URI; empty outside a request."""
+    if ctx is None:
+        return "", ""
+    try:
+        request = ctx.request_context
+    except ValueError:  # not inside a request
+        return "", ""
+    params = request.params or {}
+    name = params.get("uri" if request.method == "resources/read" else "name", "")
+    return request.method, str(name)
 
 
 def _hints(
@@ -409,6 +508,7 @@ def _turn_output(turn: common_pb2.Turn) -> TurnOutput:
         importance=meta.importance,
         source=meta.source.value,
         source_turn_ids=list(meta.source_turn_ids),
+        agent=meta.agent,
     )
 
 
@@ -433,6 +533,12 @@ def recall_output(result: RecallResult) -> RecallOutput:
                 supersedes=list(m.supersedes),
                 superseded_by=m.superseded_by,
                 flags=[FlagOutput(kind=f.kind, reason=f.reason) for f in m.flags],
+                valid_from=m.valid_from,
+                valid_to=m.valid_to,
+                outdated=bool(m.outdated),
+                outdated_note=m.outdated,
+                bank_id=m.bank_id,
+                agent=m.meta.agent,
             )
             for m in result.memories
         ],
@@ -522,7 +628,9 @@ def build_mcp_server(
         token_verifier=http_auth.verifier if http_auth else None,
         auth=http_auth.settings if http_auth else None,
     )
-    access = ToolContext(default_bank, local_caller=local_caller, open=grants.open and http_auth is None)
+    access = ToolContext(
+        default_bank, local_caller=local_caller, open=grants.open and http_auth is None, audit=engine.audit
+    )
     register_resources(server, engine, access)
 
     @server.tool(annotations=_hints("Retain memories"))  # a retain without ids stores new turns each time
@@ -549,6 +657,7 @@ def build_mcp_server(
             str | None, Field(max_length=256, description="Stable id of `text`; a repeat is a no-op.")
         ] = None,
         bank: BankArg = None,
+        agent: WriterArg = None,
     ) -> RetainOutput:
         """Store what was said or done, so later recalls can find it. Give `text` for one turn or `turns`."""
         with _tool_errors():
@@ -572,9 +681,10 @@ def build_mcp_server(
                 ]
             )
             field = "turns[{}]" if turns is not None else "text"
+            writer = writing_agent(access.caller(), agent or "")
             result = await engine.retain(
                 bank_id,
-                [_to_turn(i, session_id, field.format(n)) for n, i in enumerate(inputs)],
+                [_to_turn(i, session_id, field.format(n), writer) for n, i in enumerate(inputs)],
                 front="mcp",
                 actor=access.caller().name,
             )
@@ -604,7 +714,12 @@ def build_mcp_server(
         ] = 10,
         min_score: Annotated[
             float,
-            Field(strict=True, ge=0, le=1, description="Drop memories scoring below this (0 to 1)."),
+            Field(
+                strict=True,
+                ge=0,
+                le=1,
+                description="Drop memories less relevant than this (0 to 1); the default floor applies too.",
+            ),
             AS_FLOAT,
         ] = 0.0,
         layers: Annotated[
@@ -645,15 +760,48 @@ def build_mcp_server(
                 "default the server's.",
             ),
         ] = None,
+        as_of: Annotated[
+            datetime | None,
+            Field(
+                description="ISO 8601 time: recall the state as it was then (only what was said by then, "
+                "values as they held then); default now."
+            ),
+        ] = None,
         bank: BankArg = None,
+        banks: Annotated[
+            list[str] | None,
+            Field(
+                min_length=1,
+                max_length=MAX_BANKS,
+                description="Recall over several banks at once (e.g. your own and your team's) instead of "
+                "`bank`: one ranking, each memory naming its bank. Every bank must be granted, or the call "
+                "is refused.",
+            ),
+            SPLIT_COMMAS,
+        ] = None,
+        bank_weights: Annotated[
+            dict[str, Annotated[float, Field(ge=0, le=MAX_BANK_WEIGHT)]] | None,
+            Field(description="With `banks`: a factor (0 to 10, default 1) on each named bank's memories."),
+        ] = None,
+        group_by_bank: Annotated[
+            bool, Field(strict=True, description="With `banks`: the context grouped by bank."), AS_BOOL
+        ] = False,
+        agent: Annotated[
+            str | None, Field(max_length=256, description="Only memories this agent wrote.")
+        ] = None,
     ) -> RecallOutput:
         """Find what is relevant now across working, episodic, semantic and reflective memory."""
         with _tool_errors():
-            bank_id = access.bank(bank, ctx)
+            several = access.banks(bank, banks)
+            bank_id = "" if several else access.bank(bank, ctx)
             chosen = tuple(dict.fromkeys(LayerName(name) for name in layers)) if layers else ALL_LAYERS
             result = await engine.recall(
                 RecallQuery(
                     bank_id=bank_id,
+                    bank_ids=several,
+                    bank_weights=check_weights(bank_weights or {}, several or (bank_id,), "bank_weights"),
+                    group_by_bank=group_by_bank,
+                    agent=check_agent(agent or ""),
                     query=check_text(query, "query"),
                     top_k=top_k,
                     layers=chosen,
@@ -665,6 +813,7 @@ def build_mcp_server(
                     order=order or "",
                     reference_time=as_utc(now),
                     time_zone=checked_time_zone(time_zone or ""),
+                    as_of=as_utc(as_of),
                 )
             )
         return recall_output(result)
@@ -682,6 +831,7 @@ def build_mcp_server(
         ] = False,
         page_token: Annotated[str, Field(max_length=1000, description="From the previous page.")] = "",
         bank: BankArg = None,
+        agent: Annotated[str, Field(max_length=256, description="Only turns this agent wrote.")] = "",
     ) -> ListRecentOutput:
         """The newest stored turns, newest first (what was said lately, with ids to update or forget)."""
         with _tool_errors():
@@ -692,6 +842,7 @@ def build_mcp_server(
                 tags=check_tags(list(tags or ())),
                 include_archived=include_archived,
                 page_token=page_token,
+                agent=check_agent(agent),
             )
         return ListRecentOutput(
             turns=[_turn_output(t) for t in reply.turns], next_page_token=reply.next_page_token
@@ -750,6 +901,7 @@ def build_mcp_server(
         tags: TagsArg = None,
         importance: ImportanceArg = None,
         bank: BankArg = None,
+        agent: WriterArg = None,
     ) -> UpdateOutput:
         """Correct a stored turn: the new version gets a new id and the old one is archived (recoverable)."""
         with _tool_errors():
@@ -774,6 +926,7 @@ def build_mcp_server(
                 text=check_text(text, "text") if text else "",
                 meta=meta,
                 actor=access.caller().name,
+                agent=writing_agent(access.caller(), agent or ""),
             )
         return UpdateOutput(turn=_turn_output(new), superseded_id=superseded, indexed=indexed)
 
@@ -795,6 +948,7 @@ def build_mcp_server(
         importance: ImportanceArg = None,
         session_id: Annotated[str, Field(max_length=256, description="Session it happened in.")] = "",
         bank: BankArg = None,
+        agent: WriterArg = None,
     ) -> EpisodeOutput:
         """Record what happened in a finished task (situation, action, outcome, lesson) for reflection."""
         with _tool_errors():
@@ -809,6 +963,7 @@ def build_mcp_server(
                 time=utcnow(),
                 tags=check_tags(list(tags or ())),
                 importance=importance or 0.0,
+                agent=writing_agent(access.caller(), agent or ""),
             )
             stored = await engine.write_episode(
                 bank_id,
@@ -878,6 +1033,31 @@ def build_mcp_server(
             working_removed_count=result.working_removed_count,
         )
 
+    @server.tool(annotations=_hints("Invalidate memories", destructive=True, idempotent=True))
+    async def invalidate(
+        ctx: Context[Any, Any],
+        ids: Annotated[
+            list[str],
+            Field(min_length=1, max_length=1000, description="Memories that no longer hold (recall ids)."),
+            SPLIT_COMMAS,
+        ],
+        reason: Annotated[str, Field(max_length=1000, description="Why, for the audit log.")] = "",
+        valid_to: Annotated[
+            datetime | None, Field(description="ISO 8601 time they stopped holding; default now.")
+        ] = None,
+        bank: BankArg = None,
+    ) -> InvalidateOutput:
+        """Mark memories as no longer true, without deleting them: recall stops returning them as current
+        (they come back marked outdated, below what holds), history and `as_of` still show them."""
+        with _tool_errors():
+            result = await invalidate_memories(engine, access.bank(bank, ctx), ids, reason, as_utc(valid_to))
+        return InvalidateOutput(
+            invalidated_ids=list(result.invalidated_ids),
+            unchanged_ids=list(result.unchanged_ids),
+            unknown_ids=list(result.unknown_ids),
+            derived_ids=list(result.derived_ids),
+        )
+
     @server.tool(annotations=_hints("Purge memories for good", destructive=True, idempotent=True))
     async def purge(
         ctx: Context[Any, Any],
@@ -903,6 +1083,7 @@ def build_mcp_server(
             unindexed_count=result.unindexed_count,
             working_removed_count=result.working_removed_count,
             lesson_count=result.lesson_count,
+            shared_copy_count=result.shared_copy_count,
         )
 
     @server.tool(annotations=_hints("Compress working memory"))
@@ -948,6 +1129,12 @@ def build_mcp_server(
         )
 
     register_review_tools(server, engine, access)
+    from hindsight.mcp_edge.mcp_tokens import register_token_tools  # it builds on this module's helpers
+
+    register_token_tools(server, engine, access)
+    from hindsight.mcp_edge.mcp_share import register_share_tool  # it builds on this module's helpers
+
+    register_share_tool(server, engine, access)
     return server
 
 
@@ -955,7 +1142,11 @@ def _admin(access: ToolContext, bank: str | None, what: str) -> tuple[str, str]:
     """The bank and the caller's label, for an operator only (PERMISSION_DENIED otherwise)."""
     bank_id = access.bank(bank)
     caller = access.caller()
-    caller.require_admin(what)
+    try:
+        caller.require_admin(what)
+    except PermissionDenied as exc:
+        access.deny(bank_id, what, exc)
+        raise
     return bank_id, caller.name
 
 
@@ -1084,8 +1275,8 @@ async def _current_turn(engine: MemoryEngine, bank_id: str, turn_id: str) -> com
     return found
 
 
-def _to_turn(item: TurnInput, session_id: str, field: str) -> Turn:
-    """A validated domain turn from a tool argument."""
+def _to_turn(item: TurnInput, session_id: str, field: str, agent: str = "") -> Turn:
+    """A validated domain turn from a tool argument, written by ``agent``."""
     role = role_from_name(item.role, f"{field}.role")
     source = source_from_name(item.source, f"{field}.source") if item.source else DEFAULT_SOURCE[role]
     turn_id = item.id or uuid.uuid4().hex
@@ -1096,6 +1287,7 @@ def _to_turn(item: TurnInput, session_id: str, field: str) -> Turn:
         time=as_utc(item.time) or utcnow(),
         tags=check_tags(list(item.tags or ()), f"{field}.tags"),
         importance=item.importance or 0.0,
+        agent=agent,
     )
     check_text(item.text, f"{field}.text")
     return Turn(id=turn_id, session_id=session_id, text=item.text, role=role, speaker=item.speaker, meta=meta)

@@ -111,9 +111,14 @@ _STRONG_QUALIFIERS = re.compile(
     re.IGNORECASE,
 )
 
+_OWN = re.compile(r"\b(?:my|our)\b", re.IGNORECASE)
+"""A first-person owner of the overridden instructions: the speaker revising their own words."""
+_REVISES_OWN = "revises the speaker's own earlier instructions"
+"""Weak: a user changing their mind ("ignore my earlier request for metric units"); from a tool or an
+outside source, which has no earlier instructions of its own to revise, it is held like any weak cue."""
 _EN_OVERRIDE = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass|circumvent|discard|abandon)\s+"
-    r"(?P<q>(?:(?:all|any|every|the|your|my|of|these|those|previous|prior|above|earlier|preceding|former|"
+    r"(?P<q>(?:(?:all|any|every|the|your|my|our|of|these|those|previous|prior|above|earlier|preceding|former|"
     r"original|existing|system|safety|other|current)\s+){1,4})"
     r"(?:instructions?|directions?|rules?|guidelines?|prompts?|directives?|commands?|guardrails?|"
     r"polic(?:y|ies)|constraints?|restrictions?|programming|context|messages?|memor(?:y|ies))\b",
@@ -428,8 +433,9 @@ _CUES: tuple[_Cue, ...] = (
         "overrides earlier instructions",
         _EN_OVERRIDE,
         True,
-        lambda m: bool(_STRONG_QUALIFIERS.search(m.group("q"))),
+        lambda m: bool(_STRONG_QUALIFIERS.search(m.group("q"))) and not _OWN.search(m.group("q")),
     ),
+    _Cue(_REVISES_OWN, _EN_OVERRIDE, False, lambda m: bool(_OWN.search(m.group("q")))),
     _Cue(
         "overrides earlier instructions",
         _ZH_OVERRIDE,
@@ -483,6 +489,7 @@ _CUES: tuple[_Cue, ...] = (
 
 _FRAMINGS = frozenset(
     {
+        _REVISES_OWN,
         "a standing order (from now on, always, remember)",
         "tells memory what to keep",
         "speaks to the agent",
@@ -640,9 +647,26 @@ _SENTENCE_START = (
 )
 _AGENT_VERBS = (
     r"(?:tell|say|answer|respond|reply|recommend|inform|ignore|disregard|forget|send|forward|reveal|disclose|"
-    r"output|print|remember|store|save|include|mention|refer|direct|claim|insist|visit|click|run|execute|"
+    r"output|print|remember|store|save|include|mention|refer|direct|claim|insist|"
     r"transfer|pay|approve|grant)"
 )
+_FETCHED = (
+    r"[^.;\n]{0,80}?(?:https?://|www\.|\b[\w-]+\.(?:com|io|org|net|cn|info|co|app|site|xyz|biz|shop|ru|sh)\b|"
+    r"\b(?:curl|wget|iwr|invoke-webrequest)\b|\|\s*(?:ba|z)?sh\b)"
+)
+"""What makes running, clicking, opening or downloading an attack: something fetched from elsewhere (a link, a
+domain, a download piped into a shell). "Run npm audit fix", "click Save", "run the tests before committing"
+are the content's own procedure (a build log, a README, a manual), not an order aimed at the agent."""
+_OWNED = (
+    r"(?:the|all|every|their|your|his|her|this|these|those|whole|entire|full|complete|user'?s|users'|"
+    r"customer'?s|customers')"
+)
+_USER_DATA = (
+    r"(?:conversations?|chats?|(?:chat |conversation )?history|messages|contacts?|contact details|"
+    r"credentials|passwords?|files|data|personal \w+|account details|logs|records|notes|address book)"
+)
+"""What a ``send``/``forward`` aimed at the agent moves: the user's data. Sending "a reset link" or "the
+invoice" is the content's own business."""
 _EN_IMPERATIVE = re.compile(
     rf"{_SENTENCE_START}(?:please\s+|kindly\s+|now\s+|immediately\s+|always\s+|never\s+|do not\s+|don't\s+)*"
     r"(?:(?:ignore|disregard|forget)\s+(?:(?:all|any|the|your|previous|prior|above|earlier|these|those)\s+)*"
@@ -651,24 +675,36 @@ _EN_IMPERATIVE = re.compile(
     r"(?:users?|customers?|them|everyone|people|readers?|visitors?)\b|"
     r"(?:say|answer|respond|reply|claim|state|insist)\s+(?:that|with|only|:|\"|“)|"
     r"(?:recommend|suggest)\s+\w+|"
-    r"(?:send|forward|email|reveal|disclose|leak|output|print|transfer|wire|pay)\s+\w+|"
+    r"(?:reveal|disclose|leak|output|print|transfer|wire|pay)\s+\w+|"
+    rf"(?:send|forward|email|copy|upload)\s+(?:{_OWNED}\s+)*{_USER_DATA}\b|"
+    r"(?:send|forward|email|copy|upload)\s+[^.;\n]{0,60}?\bto\s+(?:[\w.+-]+@[\w-]+\.\w+|https?://)|"
     r"(?:remember|memori[sz]e|store|save|note)\s+(?:that|this|the following|to\s+\w+|:)|"
-    r"(?:click|download|execute|run|navigate to)\s+\S+|"
+    rf"(?:click|download|execute|run|navigate to|open|install)\s+{_FETCHED}|"
     r"visit\s+(?:https?://|www\.)\S+)|"
     rf"\byou\s+(?:must|should|need to|have to|are (?:required|instructed|supposed) to|will now|shall)\s+"
-    rf"(?:always\s+|now\s+|never\s+|also\s+)?{_AGENT_VERBS}\b",
+    rf"(?:always\s+|now\s+|never\s+|also\s+)?(?:{_AGENT_VERBS}\b|"
+    rf"(?:visit|click|run|execute|open|download|install)\s+{_FETCHED})",
     re.MULTILINE | re.IGNORECASE,
 )
 _EN_HEADER = re.compile(
     r"\b(?:IMPORTANT|ATTENTION|INSTRUCTIONS?|NOTE TO (?:THE )?(?:AI|ASSISTANT|AGENT|MODEL))\s*[:!]"
 )
+_ZH_IGNORE_RULES = (
+    r"(?:忽略|无视)(?:掉)?[^。！？!?\n，,]{0,12}?(?:指令|指示|规则|提示|设定|要求|命令|约束|限制|说明|内容|对话|记忆|"
+    r"一切|信息)"
+)
+"""Ignoring aimed at the agent: its instructions, what came before. Ignoring "the old calendar invite" or
+"section C" is the content's own business."""
 _ZH_IMPERATIVE = re.compile(
     r"(?:^|(?<=[。！？；：.!?;:\n]))\s*(?:重要|注意|提示|警告)?[：:]?\s*"
     r"(?:请|务必|必须|一定要|记得|记住|立即|马上|你(?:必须|应该|需要|要|得)|请你)+\s*"
     r"(?:立即|马上|务必|一定)?(?:把[^。！？!?\n]{0,20}?)?"
-    r"(?:忽略|无视|告诉|回答|回复|推荐|建议|通知|发送|转发|分享|透露|泄露|输出|打印|记住|保存|更新|删除|转账|汇款|"
-    r"支付|访问|点击|打开|下载|执行|运行|联系|批准|说|称|相信)|"
-    r"(?:^|(?<=[。！？；.!?;\n]))\s*(?:忽略|无视|告诉用户|转告|透露|泄露|转账|汇款)"
+    r"(?:告诉|推荐|建议|通知|发送|转发|分享|透露|泄露|输出|打印|记住|保存|更新|删除|转账|汇款|"
+    r"支付|联系|批准|说|称|相信|(?:访问|点击|打开|下载|执行|运行|安装)"
+    r"[^。！？!?；;\n]{0,80}?(?:https?://|www\.|[\w-]+\.(?:com|io|org|net|cn|info|co|app|site|xyz|biz|shop|ru|sh)\b|"
+    r"\b(?:curl|wget)\b|链接|网址|网站)|"
+    rf"{_ZH_IGNORE_RULES}|(?:回答|回复)(?:说|称|[:：“\"「]))|"
+    rf"(?:^|(?<=[。！？；.!?;\n]))\s*(?:{_ZH_IGNORE_RULES}|告诉用户|转告|透露|泄露|转账|汇款)"
 )
 
 

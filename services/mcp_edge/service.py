@@ -9,6 +9,7 @@ import signal
 from collections.abc import AsyncIterator
 
 from hindsight.contracts.memory.v1 import memory_pb2_grpc
+from hindsight.mcp_edge.audit import refusal_recorder
 from hindsight.mcp_edge.engine import MemoryEngine, open_engine
 from hindsight.mcp_edge.http import serving_mcp_http
 from hindsight.mcp_edge.servicer import MemoryServicer
@@ -27,7 +28,10 @@ def memory_service_spec(engine: MemoryEngine) -> ServiceSpec:
     """The gRPC MemoryService over ``engine``. The edge owns no store, so it is ready once it serves."""
     servicer = MemoryServicer(engine)
     return ServiceSpec(
-        SERVICE_NAME, lambda server: memory_pb2_grpc.add_MemoryServiceServicer_to_server(servicer, server)
+        SERVICE_NAME,
+        lambda server: memory_pb2_grpc.add_MemoryServiceServicer_to_server(servicer, server),
+        on_refusal=refusal_recorder(engine.audit),  # every refused call audited, whatever the log level
+        token_source=engine.tokens,  # managed tokens, after the static ones
     )
 
 

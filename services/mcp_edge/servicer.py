@@ -10,12 +10,19 @@ import grpc
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
+from hindsight.mcp_edge.agents import check_agent, stamped, writing_agent
+from hindsight.mcp_edge.banks import check_weights
 from hindsight.mcp_edge.domain import ALL_LAYERS, LayerName, RecallQuery, RecallResult
 from hindsight.mcp_edge.engine import MemoryEngine
+from hindsight.mcp_edge.share import check_share, share_memories, share_reply
+from hindsight.mcp_edge.tokens import administered, create_token, list_tokens, revoke_token
+from hindsight.mcp_edge.validity import invalidate
+from hindsight.runtime.banks import requested_banks
 from hindsight.runtime.errors import InvalidArgument, PermissionDenied
-from hindsight.runtime.interceptors import caller_var
+from hindsight.runtime.interceptors import ADMIN_TOKEN_HEADER, caller_var
 from hindsight.runtime.records import TimeRange, Turn, from_timestamp, to_timestamp, utcnow
 from hindsight.runtime.timeexpr import checked_time_zone
+from hindsight.runtime.token_records import grants_from_pb
 from hindsight.runtime.validation import check_limit, check_tags, check_text
 
 DEFAULT_SESSION = "default"
@@ -38,7 +45,6 @@ ORDER_FROM_PB = {
 }
 MAX_TOKEN_BUDGET = 200_000
 MAX_LIST = 500
-ADMIN_TOKEN_HEADER = "x-hindsight-admin-token"
 LAYERS_HEADER = "x-hindsight-layers"
 """Trailing metadata of a recall: each layer's status and time (``working=ok:3.1ms,reflect=failed:9ms``)."""
 
@@ -92,8 +98,13 @@ def recall_query_from_request(request: memory_pb2.RecallRequest) -> RecallQuery:
         if value not in LAYER_FROM_PB:
             raise InvalidArgument(f"layers[{index}]", "is not a known layer")
         layers.append(LAYER_FROM_PB[value])
+    banks = requested_banks(request.bank_id, request.bank_ids)
     return RecallQuery(
-        bank_id=request.bank_id,
+        bank_id=request.bank_id if not request.bank_ids else "",
+        bank_ids=banks if request.bank_ids else (),
+        bank_weights=check_weights(dict(request.bank_weights), banks),
+        group_by_bank=request.group_by_bank,
+        agent=check_agent(request.agent),
         query=check_text(request.query, "query", max_chars=10_000),
         top_k=check_limit(request.top_k, "top_k", default=10, maximum=MAX_TOP_K),
         layers=tuple(dict.fromkeys(layers)) or ALL_LAYERS,
@@ -109,6 +120,7 @@ def recall_query_from_request(request: memory_pb2.RecallRequest) -> RecallQuery:
             else None
         ),
         time_zone=checked_time_zone(request.time_zone),
+        as_of=from_timestamp(request.as_of, "as_of") if request.HasField("as_of") else None,
     )
 
 
@@ -134,6 +146,11 @@ def recall_response(result: RecallResult) -> memory_pb2.RecallResponse:
                 supersedes=list(m.supersedes),
                 superseded_by=m.superseded_by,
                 flags=[memory_pb2.SecurityFlag(kind=f.kind, reason=f.reason) for f in m.flags],
+                valid_from=to_timestamp(m.valid_from),
+                valid_to=to_timestamp(m.valid_to),
+                outdated=bool(m.outdated),
+                outdated_note=m.outdated,
+                bank_id=m.bank_id,
             )
             for m in result.memories
         ],
@@ -180,7 +197,7 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
     ) -> memory_pb2.RetainResponse:
         result = await self.engine.retain(
             request.bank_id,
-            turns_from_request(list(request.turns)),
+            stamped(caller_var.get(), turns_from_request(list(request.turns))),
             front="grpc",
             actor=caller_var.get().name,
         )
@@ -207,9 +224,11 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
     async def WriteEpisode(
         self, request: memory_pb2.WriteEpisodeRequest, context: grpc.aio.ServicerContext
     ) -> memory_pb2.WriteEpisodeResponse:
-        return memory_pb2.WriteEpisodeResponse(
-            episode=await self.engine.write_episode(request.bank_id, request.episode)
-        )
+        episode = episodic_pb2.Episode()
+        episode.CopyFrom(request.episode)
+        episode.meta.agent = writing_agent(caller_var.get(), episode.meta.agent, "episode.meta.agent")
+        stored = await self.engine.write_episode(request.bank_id, episode)
+        return memory_pb2.WriteEpisodeResponse(episode=stored)
 
     async def Reflect(
         self, request: memory_pb2.ReflectRequest, context: grpc.aio.ServicerContext
@@ -230,6 +249,18 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
             forgotten_count=result.forgotten_count,
             unindexed_count=result.unindexed_count,
             working_removed_count=result.working_removed_count,
+        )
+
+    async def Invalidate(
+        self, request: memory_pb2.InvalidateRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.InvalidateResponse:
+        until = from_timestamp(request.valid_to, "valid_to") if request.HasField("valid_to") else None
+        result = await invalidate(self.engine, request.bank_id, list(request.ids), request.reason, until)
+        return memory_pb2.InvalidateResponse(
+            invalidated_ids=result.invalidated_ids,
+            unchanged_ids=result.unchanged_ids,
+            unknown_ids=result.unknown_ids,
+            derived_ids=result.derived_ids,
         )
 
     async def Compress(
@@ -269,6 +300,7 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
             tags=check_tags(list(request.tags)),
             include_archived=request.include_archived,
             page_token=request.page_token,
+            agent=check_agent(request.agent),
         )
         return memory_pb2.ListRecentResponse(turns=reply.turns, next_page_token=reply.next_page_token)
 
@@ -283,6 +315,7 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
             text=request.text,
             meta=request.meta if request.HasField("meta") else None,
             actor=caller_var.get().name,
+            agent=writing_agent(caller_var.get(), request.meta.agent, "meta.agent"),
         )
         return memory_pb2.UpdateResponse(turn=turn, superseded_id=superseded, indexed=indexed)
 
@@ -298,7 +331,19 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
             unindexed_count=result.unindexed_count,
             working_removed_count=result.working_removed_count,
             lesson_count=result.lesson_count,
+            shared_copy_count=result.shared_copy_count,
         )
+
+    async def Share(
+        self, request: memory_pb2.ShareRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.ShareResponse:
+        """The interceptor checked ``read`` on the source bank; ``write`` on the team bank is checked here."""
+        caller = caller_var.get()
+        target, ids = check_share(
+            caller, request.bank_id, request.target_bank_id, list(request.ids), "target_bank_id"
+        )
+        result = await share_memories(self.engine, request.bank_id, target, ids, caller.name, caller.name)
+        return share_reply(result)
 
     async def DebugList(
         self, request: memory_pb2.DebugListRequest, context: grpc.aio.ServicerContext
@@ -409,3 +454,33 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
             query.since.CopyFrom(request.since)
         reply = await self.engine.list_audit(query)
         return memory_pb2.ListAuditResponse(entries=reply.entries, next_page_token=reply.next_page_token)
+
+    # ----- managed tokens (the handlers check each bank: see hindsight.mcp_edge.tokens) -------------------
+    async def CreateToken(
+        self, request: memory_pb2.CreateTokenRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.CreateTokenResponse:
+        administered(caller_var.get(), "CreateToken")  # refused before the request is even read
+        expires = from_timestamp(request.expires_at, "expires_at") if request.HasField("expires_at") else None
+        minted = await create_token(
+            self.engine,
+            caller_var.get(),
+            request.name,
+            grants_from_pb(request.grants),
+            admin=request.admin,
+            expires_at=expires,
+        )
+        return memory_pb2.CreateTokenResponse(token=minted.token.to_pb(), secret=minted.secret)
+
+    async def ListTokens(
+        self, request: memory_pb2.ListTokensRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.ListTokensResponse:
+        tokens, following = await list_tokens(
+            self.engine, caller_var.get(), request.include_revoked, request.page_size, request.page_token
+        )
+        return memory_pb2.ListTokensResponse(tokens=[t.to_pb() for t in tokens], next_page_token=following)
+
+    async def RevokeToken(
+        self, request: memory_pb2.RevokeTokenRequest, context: grpc.aio.ServicerContext
+    ) -> memory_pb2.RevokeTokenResponse:
+        revoked = await revoke_token(self.engine, caller_var.get(), request.name)
+        return memory_pb2.RevokeTokenResponse(revoked_names=revoked)

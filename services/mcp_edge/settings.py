@@ -23,6 +23,22 @@ class EdgeSettings:
     semantic_addr: str = env("HINDSIGHT_SEMANTIC_ADDR", "127.0.0.1:50054", "Semantic memory service.")
     reflect_addr: str = env("HINDSIGHT_REFLECT_ADDR", "127.0.0.1:50055", "Reflect service.")
     internal_token: str = env("HINDSIGHT_INTERNAL_TOKEN", "", "Token the edge presents to the layers.")
+    token_refresh_seconds: float = env(
+        "HINDSIGHT_TOKEN_REFRESH_SECONDS",
+        0.25,
+        "How often the edge reads what changed in the managed-token registry (a revocation holds within it).",
+    )
+    token_stale_seconds: float = env(
+        "HINDSIGHT_TOKEN_STALE_SECONDS",
+        5.0,
+        "After this long without an answer from the token registry, managed tokens are refused "
+        "(UNAVAILABLE).",
+    )
+    token_touch_seconds: float = env(
+        "HINDSIGHT_TOKEN_TOUCH_SECONDS",
+        10.0,
+        "How often the last use of managed tokens is written, in one batch.",
+    )
     recall_timeout: float = env(
         "HINDSIGHT_RECALL_TIMEOUT", 2.0, "One deadline, in seconds, for every layer a recall asks."
     )
@@ -140,7 +156,40 @@ class EdgeSettings:
         "Share of the recall deadline the layers get; the rest is kept for rerank and assembly.",
     )
     lessons_first: bool = env(
-        "HINDSIGHT_LESSONS_FIRST", True, "Put recalled lessons ahead of other memories in the answer."
+        "HINDSIGHT_LESSONS_FIRST",
+        True,
+        "Put lessons above the relevance floor ahead of other memories, before the cut to top_k.",
+    )
+    max_lessons: int = env(
+        "HINDSIGHT_MAX_LESSONS", 3, "Most lessons placed first in a recall's answer (0: none placed first)."
+    )
+    recall_validity: bool = env(
+        "HINDSIGHT_RECALL_VALIDITY",
+        True,
+        "Recall resolves validity in time: semantic memory's history is searched too, and memories that "
+        "stopped holding (superseded, invalidated) rank below those that hold, marked outdated "
+        "(docs/retrieval.md). as_of works either way.",
+    )
+    look_alike_yield: float = env(
+        "HINDSIGHT_LOOK_ALIKE_YIELD",
+        0.9,
+        "For a request about the current state, a question, hypothetical, called-off plan, story about "
+        "another time, someone else's value or a memory without the kind of value asked for yields its "
+        "place in the head to a later assertion whose relevance is at least this share of its own (0..1; "
+        "above 1: off; docs/retrieval.md, Corrections).",
+    )
+    relevance_floor: float = env(
+        "HINDSIGHT_RELEVANCE_FLOOR",
+        0.5,
+        "Calibrated relevance (0..1) a memory needs to enter a recall's answer; a request with nothing "
+        "above it gets nothing (a recall's min_score raises it).",
+    )
+    relevance_support: float = env(
+        "HINDSIGHT_RELEVANCE_SUPPORT",
+        0.5,
+        "Below the floor: once a memory clears the floor, others down to this relevance stay as its context "
+        "(at or above the floor, the default: every memory clears the floor on its own; a recall's "
+        "min_score raises it).",
     )
     context_tokens: int = env(
         "HINDSIGHT_CONTEXT_TOKENS", 2000, "Default token budget of the context a recall assembles."
@@ -300,12 +349,24 @@ class EdgeSettings:
             raise SettingsError("HINDSIGHT_FUSION must be 'score' or 'rrf'")
         if self.session_boost < 0:
             raise SettingsError("HINDSIGHT_SESSION_BOOST must not be negative")
+        if self.look_alike_yield < 0:
+            raise SettingsError("HINDSIGHT_LOOK_ALIKE_YIELD must not be negative")
         if self.query_time not in {"boost", "filter", "off"}:
             raise SettingsError("HINDSIGHT_QUERY_TIME must be 'boost', 'filter' or 'off'")
         if self.context_order not in CONTEXT_ORDERS:
             raise SettingsError(f"HINDSIGHT_CONTEXT_ORDER must be one of {', '.join(CONTEXT_ORDERS)}")
+        if not (0 <= self.relevance_support <= 1 and 0 <= self.relevance_floor <= 1) or self.max_lessons < 0:
+            raise SettingsError(
+                "HINDSIGHT_RELEVANCE_SUPPORT and HINDSIGHT_RELEVANCE_FLOOR must be within 0..1, "
+                "HINDSIGHT_MAX_LESSONS must not be negative"
+            )
         if not 0 < self.layer_share <= 1:
             raise SettingsError("HINDSIGHT_LAYER_SHARE must be in (0, 1]")
+        if not 0 < self.token_refresh_seconds < self.token_stale_seconds or self.token_touch_seconds <= 0:
+            raise SettingsError(
+                "HINDSIGHT_TOKEN_REFRESH_SECONDS must be positive and below HINDSIGHT_TOKEN_STALE_SECONDS, "
+                "HINDSIGHT_TOKEN_TOUCH_SECONDS positive"
+            )
         if self.query_rewrites < 0 or self.context_tokens < 1 or self.recency_half_life_days <= 0:
             raise SettingsError(
                 "HINDSIGHT_QUERY_REWRITES must not be negative, HINDSIGHT_CONTEXT_TOKENS and "

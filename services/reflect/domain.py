@@ -90,6 +90,8 @@ class ScoredLesson:
 
     lesson: Lesson
     score: float
+    bank_id: str = ""
+    """Its bank, in a search over several banks (empty in a search of one)."""
 
 
 @dataclass(frozen=True)

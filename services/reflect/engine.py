@@ -15,7 +15,7 @@ import math
 import time
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -35,10 +35,11 @@ from hindsight.reflect.domain import (
 )
 from hindsight.reflect.episodes import EpisodeSource
 from hindsight.reflect.llm_reflect import LLMReflector, has_results
+from hindsight.reflect.matching import LessonMatcher, terms_only_relevance
 from hindsight.reflect.settings import ReflectSettings
 from hindsight.reflect.store import LessonStore, Merge
 from hindsight.runtime.channels import LayerClient
-from hindsight.runtime.errors import Unavailable
+from hindsight.runtime.errors import FailedPrecondition, Unavailable
 from hindsight.runtime.logs import deadline_var
 from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import to_timestamp
@@ -206,11 +207,20 @@ class ReflectEngine:
     embedder: Embedder | None = None
     clock: Callable[[], datetime] = utc_now
     cold_tier: ColdTier | None = None
+    matcher: LessonMatcher | None = None
+    """Matches lessons to a query by meaning; built from ``embedder`` when not given."""
+
+    def __post_init__(self) -> None:
+        if self.matcher is None and self.embedder is not None:
+            self.matcher = LessonMatcher(self.embedder)
 
     async def reflect(self, bank_id: str, session_id: str, trigger: str = "explicit") -> Reflection:
         """Derive lessons from the bank's (or one session's) episodes; a known lesson is merged, not added."""
+        generation = await self.store.purge_generation(bank_id)  # before reading: a purge after it wins
         batch = await self.episodes.read(bank_id, session_id, self.settings.max_episodes)
-        return await self._reflect_on(bank_id, session_id, batch.episodes, trigger, batch.truncated)
+        return await self._reflect_on(
+            bank_id, session_id, batch.episodes, trigger, batch.truncated, generation
+        )
 
     async def _reflect_on(
         self,
@@ -219,6 +229,7 @@ class ReflectEngine:
         episodes: Sequence[Episode],
         trigger: str,
         truncated: bool = False,
+        generation: int | None = None,
     ) -> Reflection:
         now = self.clock()
         lessons: list[Lesson] | None = None
@@ -252,7 +263,7 @@ class ReflectEngine:
                     extra={"count": len(lessons) - len(kept)},
                 )
             lessons = kept
-        upserted = await self.store.upsert(bank_id, lessons, now)
+        upserted = await self.store.upsert(bank_id, lessons, now, generation)
         if session_id and episodes:
             await self.store.mark_session(bank_id, session_id, now, max(e.moment for e in episodes))
         stored = sorted(upserted.lessons, key=lambda lesson: (-lesson.confidence, lesson.id))
@@ -269,6 +280,10 @@ class ReflectEngine:
         )
         return Reflection(stored, len(episodes), method, tuple(upserted.superseded_ids))
 
+    async def lessons(self, bank_id: str, ids: Sequence[str]) -> list[Lesson]:
+        """Current lessons by id, in the order asked (unknown, archived and hidden ones left out)."""
+        return await self.store.by_ids(bank_id, ids)
+
     async def list_lessons(self, bank_id: str, page_size: int, page_token: str) -> LessonPage:
         """Current lessons, most confident first."""
         return await self.store.page(bank_id, page_size, page_token)
@@ -276,17 +291,44 @@ class ReflectEngine:
     async def search(
         self, bank_id: str, query: str | Phrasings, limit: int, tags: Collection[str] = ()
     ) -> list[ScoredLesson]:
-        """Keyword relevance weighted by confidence and freshness; returned lessons count a hit.
+        """Lessons by calibrated relevance to the task (0..1, see :mod:`.matching`), best first.
 
-        With rewrites, every phrasing is searched in one statement and the lists merged into one (see
-        :mod:`hindsight.runtime.rewrites`); ``tags`` filter each phrasing's hits before the merge.
+        Candidates are the keyword hits of every phrasing (these count a hit) and, with an inference
+        service, the bank's most confident current lessons, matched by meaning; ``tags`` filter them.
         """
         phrasings = Phrasings.of(query)
         await self.store.note_bank(bank_id)
         lists = await self.store.search(bank_id, phrasings.texts, limit, self.clock())
-        if tags:
-            lists = [[hit for hit in hits if hit.lesson.meta.carries_tags(tags)] for hits in lists]
-        return phrasings.merge(lists, key=lambda hit: hit.lesson.id)
+        found = {hit.lesson.id: hit.lesson for hits in lists for hit in hits}
+        if self.matcher is not None and self.settings.match_pool > 0:  # lessons sharing no word count too
+            pool = await self.store.page(bank_id, self.settings.match_pool, "")
+            for lesson in pool.lessons:
+                found.setdefault(lesson.id, lesson)
+        lessons = [lesson for lesson in found.values() if not tags or lesson.meta.carries_tags(tags)]
+        scores = await self._relevance(bank_id, phrasings.texts, lessons)
+        hits = [ScoredLesson(lesson, scores[lesson.id]) for lesson in lessons]
+        hits = [hit for hit in hits if hit.score >= self.settings.match_min]
+        return sorted(hits, key=lambda hit: (-hit.score, hit.lesson.id))[:limit]
+
+    async def search_banks(
+        self, banks: Sequence[str], query: str | Phrasings, limit: int, tags: Collection[str] = ()
+    ) -> list[ScoredLesson]:
+        """:meth:`search` over several banks at once: relevance is calibrated (0..1) whatever the bank, so
+        the lessons of every bank are one list by it, each naming its bank."""
+        found = await asyncio.gather(*(self.search(bank, query, limit, tags) for bank in banks))
+        hits = [replace(hit, bank_id=bank) for bank, some in zip(banks, found, strict=True) for hit in some]
+        return sorted(hits, key=lambda hit: (-hit.score, hit.bank_id, hit.lesson.id))[:limit]
+
+    async def _relevance(
+        self, bank_id: str, queries: Sequence[str], lessons: Sequence[Lesson]
+    ) -> dict[str, float]:
+        """Calibrated relevance (0..1, see :mod:`.matching`); by terms alone without vectors or on failure."""
+        if self.matcher is not None:
+            try:
+                return await self.matcher.relevance(bank_id, queries, lessons)
+            except Exception as exc:  # the inference layer down must not fail a recall
+                log.warning("lesson matching by meaning skipped", extra={"error": repr(exc)})
+        return terms_only_relevance(queries, lessons)
 
     async def import_lessons(self, bank_id: str, lessons: Sequence[Lesson]) -> int:
         """Write lessons as they are (an import); ids already stored are left alone. Returns how many."""
@@ -297,8 +339,65 @@ class ReflectEngine:
         return await self.store.banks()
 
     async def purge(self, bank_id: str, source_ids: Sequence[str], session_id: str, whole_bank: bool) -> int:
-        """Delete for good the lessons drawn from purged records (or every lesson of the bank)."""
-        return await self.store.purge(bank_id, list(dict.fromkeys(source_ids)), session_id, whole_bank)
+        """Delete for good the lessons drawn from purged records (or every lesson of the bank); returns how
+        many are gone.
+
+        A lesson lives while one of its sources lives, but its wording may come from the purged one: it is
+        deleted with the rest and drawn again, by the rules, from the episodes it still stands on. It lives
+        on (same id) when they still teach it, and is gone when it needed the purged source.
+        """
+        ids = list(dict.fromkeys(source_ids))
+        purged = await self.store.purge(bank_id, ids, session_id, whole_bank)
+        if purged.damaged:
+            await self._draw_again(bank_id, purged.damaged)
+        if whole_bank:
+            return purged.deleted
+        # The count comes from the tombstones: the edge and the outbox both carry out a purge, and the one
+        # that comes second finds the lessons already gone.
+        return await self.store.lessons_taken(bank_id, ids)
+
+    async def set_source_states(self, bank_id: str, archived: Sequence[str], live: Sequence[str]) -> int:
+        """Note turns archived (forgotten, recoverable) or restored: a lesson standing only on archived
+        turns is kept but not listed or found, so a restore brings it back unchanged."""
+        return await self.store.set_source_states(
+            bank_id, list(dict.fromkeys(archived)), list(dict.fromkeys(live))
+        )
+
+    async def _draw_again(self, bank_id: str, damaged: Sequence[Lesson]) -> int:
+        """Lessons drawn again from the live episodes they cite; how many came back. A failure leaves them
+        deleted (a purge never waits on reflection) and is logged."""
+        wanted = {episode_id for lesson in damaged for episode_id in lesson.source_episode_ids}
+        if not wanted:
+            return 0
+        try:
+            generation = await self.store.purge_generation(bank_id)
+            batch = await self.episodes.read(bank_id, "", self.settings.max_episodes)
+        except Exception:
+            log.warning("lessons not drawn again after a purge", exc_info=True, extra={"bank_id": bank_id})
+            return 0
+        episodes = [episode for episode in batch.episodes if episode.id in wanted]
+        if not episodes:
+            return 0
+        drawn = await off_loop(
+            lambda: derive_lessons(bank_id, episodes, self.settings.defences),
+            size=len(episodes),
+            threshold=DERIVE_OFF_LOOP_EPISODES,
+        )
+        ids = {lesson.id for lesson in damaged}
+        again = [lesson for lesson in drawn if lesson.id in ids]
+        if self.settings.defences:
+            by_id = {episode.id: episode for episode in episodes}
+            again = [
+                lesson
+                for lesson in again
+                if vouched([by_id[e] for e in lesson.source_episode_ids if e in by_id])
+            ]
+        upserted = await self.store.upsert(bank_id, again, self.clock(), generation)
+        log.info(
+            "lessons drawn again after a purge",
+            extra={"bank_id": bank_id, "damaged": len(damaged), "kept": len(upserted.lessons)},
+        )
+        return len(upserted.lessons)
 
     async def maintain(self, bank_id: str) -> Maintenance:
         """Triggers, decay, archive, merge: in that order, so new lessons are merged in the same run."""
@@ -367,6 +466,7 @@ class ReflectEngine:
         """Reflect on every session with episodes newer than its last reflection that went idle longer
         than the setting, or that holds a new episode marked important."""
         now = self.clock()
+        generation = await self.store.purge_generation(bank_id)
         batch = await self.episodes.read(bank_id, "", self.settings.max_episodes)
         by_session: dict[str, list[Episode]] = defaultdict(list)
         for episode in batch.episodes:
@@ -387,6 +487,14 @@ class ReflectEngine:
                 trigger = "idle"
             else:
                 continue
-            await self._reflect_on(bank_id, session_id, episodes, trigger)
+            try:
+                await self._reflect_on(bank_id, session_id, episodes, trigger, generation=generation)
+            except FailedPrecondition as exc:
+                # It would fail the same way on every scan: the sessions after it must still be reflected.
+                log.warning(
+                    "session not reflected on",
+                    extra={"bank_id": bank_id, "session_id": session_id, "reason": str(exc)},
+                )
+                continue
             reflected.append(session_id)
         return reflected

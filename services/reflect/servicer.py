@@ -7,6 +7,8 @@ import grpc
 from hindsight.contracts.reflect.v1 import reflect_pb2, reflect_pb2_grpc
 from hindsight.reflect.domain import Lesson, Method
 from hindsight.reflect.engine import ReflectEngine
+from hindsight.reflect.export_rows import lessons_page
+from hindsight.runtime.banks import requested_banks
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.interceptors import caller_var
 from hindsight.runtime.records import RecordMeta, from_timestamp, to_timestamp
@@ -20,6 +22,7 @@ MAX_LIMIT = 100
 MAX_SESSION_ID_CHARS = 256
 MAX_QUERY_CHARS = 10_000
 MAX_PURGE_IDS = 10_000
+MAX_GET_LESSONS = 1000
 METHOD_TO_PB = {
     Method.RULES: reflect_pb2.REFLECTION_METHOD_RULES,
     Method.LLM: reflect_pb2.REFLECTION_METHOD_LLM,
@@ -163,9 +166,19 @@ class ReflectServicer(reflect_pb2_grpc.ReflectServiceServicer):
         weight = request.rewrite_weight if request.HasField("rewrite_weight") else None
         phrasings = check_phrasings(request.query, request.rewrites, weight, MAX_QUERY_CHARS)
         limit = check_limit(request.limit, "limit", DEFAULT_LIMIT, MAX_LIMIT)
-        hits = await self.engine.search(request.bank_id, phrasings, limit, check_tags(request.tags))
+        tags = check_tags(request.tags)
+        if request.bank_ids:
+            banks = requested_banks(request.bank_id, request.bank_ids)
+            hits = await self.engine.search_banks(banks, phrasings, limit, tags)
+        else:
+            hits = await self.engine.search(request.bank_id, phrasings, limit, tags)
         return reflect_pb2.SearchLessonsResponse(
-            hits=[reflect_pb2.ScoredLesson(lesson=lesson_to_pb(hit.lesson), score=hit.score) for hit in hits]
+            hits=[
+                reflect_pb2.ScoredLesson(
+                    lesson=lesson_to_pb(hit.lesson), score=hit.score, bank_id=hit.bank_id
+                )
+                for hit in hits
+            ]
         )
 
     async def PurgeLessons(
@@ -182,6 +195,20 @@ class ReflectServicer(reflect_pb2_grpc.ReflectServiceServicer):
         )
         return reflect_pb2.PurgeLessonsResponse(deleted_count=deleted)
 
+    async def SetSourceStates(
+        self, request: reflect_pb2.SetSourceStatesRequest, context: grpc.aio.ServicerContext
+    ) -> reflect_pb2.SetSourceStatesResponse:
+        for name in ("archived_ids", "live_ids"):
+            ids = getattr(request, name)
+            if len(ids) > MAX_PURGE_IDS:
+                raise InvalidArgument(name, f"must hold at most {MAX_PURGE_IDS} ids")
+            if any(not turn_id or len(turn_id) > MAX_SESSION_ID_CHARS for turn_id in ids):
+                raise InvalidArgument(name, f"ids must be 1 to {MAX_SESSION_ID_CHARS} characters")
+        changed = await self.engine.set_source_states(
+            request.bank_id, list(request.archived_ids), list(request.live_ids)
+        )
+        return reflect_pb2.SetSourceStatesResponse(changed_count=changed)
+
     async def ImportLessons(
         self, request: reflect_pb2.ImportLessonsRequest, context: grpc.aio.ServicerContext
     ) -> reflect_pb2.ImportLessonsResponse:
@@ -193,4 +220,25 @@ class ReflectServicer(reflect_pb2_grpc.ReflectServiceServicer):
         written = await self.engine.import_lessons(request.bank_id, lessons)
         return reflect_pb2.ImportLessonsResponse(
             imported_count=written, duplicate_count=len({lesson.id for lesson in lessons}) - written
+        )
+
+    async def GetLessons(
+        self, request: reflect_pb2.GetLessonsRequest, context: grpc.aio.ServicerContext
+    ) -> reflect_pb2.GetLessonsResponse:
+        if len(request.ids) > MAX_GET_LESSONS:
+            raise InvalidArgument("ids", f"must hold at most {MAX_GET_LESSONS} ids")
+        if any(not lesson_id or len(lesson_id) > MAX_SESSION_ID_CHARS for lesson_id in request.ids):
+            raise InvalidArgument("ids", f"ids must be 1 to {MAX_SESSION_ID_CHARS} characters")
+        lessons = await self.engine.lessons(request.bank_id, list(request.ids))
+        return reflect_pb2.GetLessonsResponse(lessons=[lesson_to_pb(lesson) for lesson in lessons])
+
+    async def ExportLessons(
+        self, request: reflect_pb2.ExportLessonsRequest, context: grpc.aio.ServicerContext
+    ) -> reflect_pb2.ExportLessonsResponse:
+        """Every lesson, archived ones too, by id: for an operator exporting a bank."""
+        caller_var.get().require_all_banks("ExportLessons")
+        size = check_limit(request.page_size, "page_size", DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+        lessons, following = await lessons_page(self.engine.store, request.bank_id, size, request.page_token)
+        return reflect_pb2.ExportLessonsResponse(
+            lessons=[lesson_to_pb(lesson) for lesson in lessons], next_page_token=following
         )

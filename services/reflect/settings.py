@@ -121,6 +121,17 @@ class ReflectSettings:
         86400.0,
         "How often every bank is maintained; 0: only on demand.",
     )
+    match_pool: int = env(
+        "HINDSIGHT_REFLECT_MATCH_POOL",
+        200,
+        "Current lessons (most confident first) a search compares with the query by meaning, beside the "
+        "keyword hits; 0: keyword hits only.",
+    )
+    match_min: float = env(
+        "HINDSIGHT_REFLECT_MATCH_MIN",
+        0.05,
+        "Lowest calibrated relevance (0..1) a lesson search returns; the edge's floor then decides.",
+    )
 
     def __post_init__(self) -> None:
         if not SCHEMA_NAME.fullmatch(self.schema):
@@ -139,3 +150,5 @@ class ReflectSettings:
             raise SettingsError("HINDSIGHT_REFLECT_LLM_* must be positive (the budget may be 0: no LLM)")
         if self.llm_attempts < 1 or self.scan_interval_seconds < 0 or self.maintain_interval_seconds < 0:
             raise SettingsError("HINDSIGHT_REFLECT_LLM_ATTEMPTS >= 1; intervals must not be negative")
+        if self.match_pool < 0 or not 0 <= self.match_min <= 1:
+            raise SettingsError("HINDSIGHT_REFLECT_MATCH_POOL must not be negative; _MATCH_MIN within 0..1")

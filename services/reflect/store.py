@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import json
 import logging
 import math
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
-import psycopg
 from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool
 
 from hindsight.reflect.domain import Lesson, LessonPage, Method, ScoredLesson
 from hindsight.reflect.settings import ReflectSettings
-from hindsight.runtime.errors import InvalidArgument, Unavailable
+from hindsight.runtime.database import store_errors
 from hindsight.runtime.migrations import load_migrations, migrate
+from hindsight.runtime.paging import decode_position, encode_position, foreign_token
 from hindsight.runtime.records import RecordMeta
 from hindsight.runtime.tsearch import query_terms, tsquery_literal, tsvector_literal
 
@@ -34,6 +32,18 @@ class Upserted:
 
     lessons: list[Lesson]
     superseded_ids: list[str]
+
+
+@dataclass(frozen=True)
+class PurgedLessons:
+    """What a purge did to lessons: how many were deleted, and which of them still had a live source.
+
+    A lesson that lost some of its sources is deleted too (its wording may come from the purged one) and
+    returned in ``damaged``, provenance trimmed, for the engine to draw again from what it still stands on.
+    """
+
+    deleted: int
+    damaged: list[Lesson]
 
 
 @dataclass(frozen=True)
@@ -75,8 +85,15 @@ def _lesson_columns(bank_id: str, lesson: Lesson) -> tuple[Any, ...]:
 class LessonStore(Protocol):
     """Where a bank's lessons are kept."""
 
-    async def upsert(self, bank_id: str, lessons: Sequence[Lesson], now: datetime) -> Upserted:
-        """Insert or merge lessons and supersede the ones they contradict, in one transaction."""
+    async def upsert(
+        self, bank_id: str, lessons: Sequence[Lesson], now: datetime, generation: int | None = None
+    ) -> Upserted:
+        """Insert or merge lessons and supersede the ones they contradict, in one transaction; nothing when
+        ``generation`` (read before the episodes were) is no longer the bank's purge generation."""
+        ...
+
+    async def purge_generation(self, bank_id: str) -> int:
+        """How many times the bank was purged whole (0: never)."""
         ...
 
     async def insert(self, bank_id: str, lessons: Sequence[Lesson], now: datetime) -> int:
@@ -123,6 +140,10 @@ class LessonStore(Protocol):
         """Lessons most confident first, a page at a time."""
         ...
 
+    async def by_ids(self, bank_id: str, ids: Sequence[str]) -> list[Lesson]:
+        """The current lessons among ``ids`` (neither archived nor hidden), in the order asked."""
+        ...
+
     async def search(
         self, bank_id: str, queries: Sequence[str], limit: int, now: datetime
     ) -> list[list[ScoredLesson]]:
@@ -130,8 +151,20 @@ class LessonStore(Protocol):
         ``limit`` each), counting one hit on every lesson returned, however many queries found it."""
         ...
 
-    async def purge(self, bank_id: str, source_ids: Sequence[str], session_id: str, whole_bank: bool) -> int:
-        """Delete lessons citing any of the source ids (and the session's mark), or the whole bank's."""
+    async def purge(
+        self, bank_id: str, source_ids: Sequence[str], session_id: str, whole_bank: bool
+    ) -> PurgedLessons:
+        """Forget purged sources: every lesson citing one is deleted (the session's mark too), and the ids
+        are remembered so later writes do not cite them; or the whole bank's lessons go."""
+        ...
+
+    async def lessons_taken(self, bank_id: str, source_ids: Sequence[str]) -> int:
+        """How many lessons the purge of these sources took and that are not stored again, whichever call
+        deleted them (the edge's or the outbox's)."""
+        ...
+
+    async def set_source_states(self, bank_id: str, archived: Sequence[str], live: Sequence[str]) -> int:
+        """Note source turns archived or live again; returns how many changed."""
         ...
 
     async def ready(self) -> bool:
@@ -141,27 +174,21 @@ class LessonStore(Protocol):
 
 def encode_page_token(confidence: float, lesson_id: str) -> str:
     """An opaque token for the page after the lesson (``confidence``, ``lesson_id``)."""
-    payload = json.dumps({"k": "lessons", "c": confidence, "i": lesson_id}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
+    return encode_position({"k": "lessons", "c": confidence, "i": lesson_id})
 
 
 def decode_page_token(token: str, field: str = "page_token") -> tuple[float, str] | None:
     """The position a token encodes (None for an empty token); a malformed one is INVALID_ARGUMENT."""
-    if not token:
+    data = decode_position(token, field, "lessons")
+    if data is None:
         return None
-    try:
-        data = json.loads(base64.b64decode(token + "=" * (-len(token) % 4), altchars=b"-_", validate=True))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidArgument(field, "is not a valid page token") from None
     if (
-        not isinstance(data, dict)
-        or data.get("k") != "lessons"
-        or not isinstance(data.get("i"), str)
+        not isinstance(data.get("i"), str)
         or not isinstance(data.get("c"), int | float)
         or isinstance(data.get("c"), bool)
         or not math.isfinite(data["c"])
     ):
-        raise InvalidArgument(field, "is not a valid page token for this list")
+        raise foreign_token(field)
     return float(data["c"]), data["i"]
 
 
@@ -220,7 +247,9 @@ class PostgresLessonStore:
             """
         ).format(table=table, merge=merge)
         # Among current lessons on the same topic and action, the newest decides: every current lesson
-        # taking the opposite stance is superseded by it (archived, with a link).
+        # taking the opposite stance is superseded by it (archived, with a link). Topic and action are
+        # matched on their digests first, which is what the stance index keys on (the text can be too long
+        # for a btree entry), then on the text.
         self._supersede = sql.SQL(
             """
             WITH touched AS (
@@ -228,14 +257,17 @@ class PostgresLessonStore:
                 WHERE bank_id = %(bank)s AND id = ANY(%(ids)s) AND stance <> 0 AND action_key <> ''
             ), newest AS (
                 SELECT DISTINCT ON (l.topic, l.action_key) l.topic, l.action_key, l.id, l.stance
-                FROM {table} AS l JOIN touched USING (topic, action_key)
+                FROM {table} AS l JOIN touched AS t ON md5(l.topic) = md5(t.topic)
+                    AND md5(l.action_key) = md5(t.action_key) AND l.topic = t.topic
+                    AND l.action_key = t.action_key
                 WHERE l.bank_id = %(bank)s AND l.archived_at IS NULL AND l.stance <> 0
                 ORDER BY l.topic, l.action_key, l.happened_at DESC NULLS LAST, l.created_at DESC, l.id
             )
             UPDATE {table} AS l SET superseded_by = newest.id, archived_at = %(now)s, updated_at = %(now)s
             FROM newest
-            WHERE l.bank_id = %(bank)s AND l.archived_at IS NULL AND l.topic = newest.topic
-                AND l.action_key = newest.action_key AND l.stance = -newest.stance
+            WHERE l.bank_id = %(bank)s AND l.archived_at IS NULL AND l.stance <> 0
+                AND md5(l.topic) = md5(newest.topic) AND md5(l.action_key) = md5(newest.action_key)
+                AND l.topic = newest.topic AND l.action_key = newest.action_key AND l.stance = -newest.stance
             RETURNING l.id
             """
         ).format(table=table)
@@ -299,14 +331,24 @@ class PostgresLessonStore:
         )
         self._banks = sql.SQL("SELECT bank_id FROM {banks} ORDER BY bank_id").format(banks=banks)
         self._known_banks: set[str] = set()
+        # A lesson whose every source turn is archived in episodic memory is kept but not shown.
+        hidden = sql.SQL(
+            "cardinality({table}.source_turn_ids) > 0 AND NOT EXISTS (SELECT 1 FROM "
+            "unnest({table}.source_turn_ids) AS s(id) WHERE NOT EXISTS (SELECT 1 FROM {archived} a "
+            "WHERE a.bank_id = {table}.bank_id AND a.source_id = s.id))"
+        ).format(table=table, archived=sql.Identifier(schema, "archived_sources"))
         self._page_first = sql.SQL(
-            "SELECT * FROM {table} WHERE bank_id = %s AND archived_at IS NULL "
+            "SELECT * FROM {table} WHERE bank_id = %s AND archived_at IS NULL AND NOT ({hidden}) "
             "ORDER BY confidence DESC, id LIMIT %s"
-        ).format(table=table)
+        ).format(table=table, hidden=hidden)
+        self._by_ids = sql.SQL(
+            "SELECT * FROM {table} WHERE bank_id = %s AND id = ANY(%s) AND archived_at IS NULL "
+            "AND NOT ({hidden})"
+        ).format(table=table, hidden=hidden)
         self._page_after = sql.SQL(
-            "SELECT * FROM {table} WHERE bank_id = %s AND archived_at IS NULL "
+            "SELECT * FROM {table} WHERE bank_id = %s AND archived_at IS NULL AND NOT ({hidden}) "
             "AND (confidence < %s OR (confidence = %s AND id > %s)) ORDER BY confidence DESC, id LIMIT %s"
-        ).format(table=table)
+        ).format(table=table, hidden=hidden)
         self._search = sql.SQL(
             """
             WITH queries AS (
@@ -318,6 +360,7 @@ class PostgresLessonStore:
                     SELECT id, ts_rank(search_terms, queries.q) * (0.5 + 0.5 * confidence) * weight AS score
                     FROM {table}
                     WHERE bank_id = %s AND archived_at IS NULL AND search_terms @@ queries.q
+                        AND NOT ({hidden})
                     ORDER BY score DESC, id
                     LIMIT %s
                 ) AS found
@@ -330,34 +373,31 @@ class PostgresLessonStore:
             )
             SELECT counted.*, hits.phrasing, hits.score FROM hits JOIN counted ON counted.id = hits.id
             """
-        ).format(table=table)
+        ).format(table=table, hidden=hidden)
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection]:
-        """A pooled connection; PostgreSQL being unreachable or saturated is UNAVAILABLE, not INTERNAL."""
-        try:
-            async with self._pool.connection() as conn:
-                yield conn
-        except PoolTimeout as exc:
-            raise Unavailable("no PostgreSQL connection free in time") from exc
-        except psycopg.OperationalError as exc:
-            raise Unavailable(f"PostgreSQL: {exc}") from exc
+        """A pooled connection; PostgreSQL being unreachable or saturated is UNAVAILABLE, not INTERNAL, and
+        a statement over one of its limits is FAILED_PRECONDITION (retrying it would fail the same way)."""
+        async with store_errors("lesson store"), self._pool.connection() as conn:
+            yield conn
 
-    async def upsert(self, bank_id: str, lessons: Sequence[Lesson], now: datetime) -> Upserted:
+    async def upsert(
+        self, bank_id: str, lessons: Sequence[Lesson], now: datetime, generation: int | None = None
+    ) -> Upserted:
         """Merge with what is stored: provenance is united, confidence and importance only rise; an
         archived lesson stays archived. Then the contradictions the new lessons bring are resolved."""
         if not lessons:
             return Upserted([], [])
-        params = [
-            (
-                *_lesson_columns(bank_id, lesson),
-                now,
-                now,
-            )
-            for lesson in lessons
-        ]
         rows: list[dict[str, Any]] = []
         async with self._connection() as conn, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+            lessons = await self._without_purged(conn, bank_id, lessons)
+            if generation is not None and generation != await self._generation(conn, bank_id):
+                log.info("lessons drawn from a bank purged since not written", extra={"bank_id": bank_id})
+                return Upserted([], [])
+            if not lessons:
+                return Upserted([], [])
+            params = [(*_lesson_columns(bank_id, lesson), now, now) for lesson in lessons]
             await cur.executemany(self._upsert, params, returning=True)
             while True:
                 rows.extend(await cur.fetchall())
@@ -382,6 +422,14 @@ class PostgresLessonStore:
         unique = list({lesson.id: lesson for lesson in lessons}.values())
         if not unique:
             return 0
+        async with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            unique = await self._without_purged(conn, bank_id, unique)
+            written = await self._insert_whole(cur, bank_id, unique, now) if unique else 0
+            await cur.execute(self._note_bank, (bank_id,))
+        return written
+
+    async def _insert_whole(self, cur: Any, bank_id: str, unique: Sequence[Lesson], now: datetime) -> int:
+        """The import's insert, on the caller's cursor; how many rows were new."""
         insert = sql.SQL(
             """
             INSERT INTO {table} (bank_id, id, situation, action, outcome, lesson, confidence,
@@ -409,14 +457,71 @@ class PostgresLessonStore:
             for lesson in unique
         ]
         written = 0
-        async with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
-            await cur.executemany(insert, params, returning=True)
-            while True:
-                written += len(await cur.fetchall())
-                if not cur.nextset():
-                    break
-            await cur.execute(self._note_bank, (bank_id,))
+        await cur.executemany(insert, params, returning=True)
+        while True:
+            written += len(await cur.fetchall())
+            if not cur.nextset():
+                break
         return written
+
+    async def purge_generation(self, bank_id: str) -> int:
+        """Read before a reflection reads its episodes (see :meth:`upsert`)."""
+        async with self._connection() as conn:
+            return await self._generation(conn, bank_id)
+
+    async def _generation(self, conn: AsyncConnection, bank_id: str) -> int:
+        async with conn.cursor() as cur:
+            await cur.execute(
+                sql.SQL("SELECT generation FROM {} WHERE bank_id = %s").format(
+                    sql.Identifier(self._schema, "bank_purges")
+                ),
+                (bank_id,),
+            )
+            row = await cur.fetchone()
+        return 0 if row is None else int(row[0])
+
+    async def _lock(self, conn: AsyncConnection, bank_id: str, exclusive: bool = False) -> None:
+        """The bank's lineage lock until the transaction ends: shared for writers of lessons, exclusive for
+        a purge, so no lesson citing a purged source is written between a purge's deletes and its
+        tombstones."""
+        function = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+        await conn.execute(
+            sql.SQL("SELECT {}(hashtext(%s))").format(sql.Identifier(function)),
+            (f"hindsight.reflect.lineage.{self._schema}\x1f{bank_id}",),
+        )
+
+    async def _without_purged(
+        self, conn: AsyncConnection, bank_id: str, lessons: Sequence[Lesson]
+    ) -> list[Lesson]:
+        """Lessons as they may be written after the purges so far: purged sources left out of their
+        provenance, and a lesson whose every source was purged left out (a late write of erased content)."""
+        await self._lock(conn, bank_id)
+        cited = sorted(
+            {i for lesson in lessons for i in (*lesson.source_episode_ids, *lesson.meta.source_turn_ids)}
+        )
+        if not cited:
+            return list(lessons)
+        async with conn.cursor() as cur:
+            await cur.execute(
+                sql.SQL("SELECT source_id FROM {} WHERE bank_id = %s AND source_id = ANY(%s)").format(
+                    sql.Identifier(self._schema, "purged_sources")
+                ),
+                (bank_id, cited),
+            )
+            purged = {row[0] for row in await cur.fetchall()}
+        if not purged:
+            return list(lessons)
+        kept: list[Lesson] = []
+        for lesson in lessons:
+            episodes = tuple(i for i in lesson.source_episode_ids if i not in purged)
+            turns = tuple(i for i in lesson.meta.source_turn_ids if i not in purged)
+            if not episodes and not turns:
+                log.info("lesson citing only purged sources not written", extra={"lesson_id": lesson.id})
+                continue
+            kept.append(
+                replace(lesson, source_episode_ids=episodes, meta=replace(lesson.meta, source_turn_ids=turns))
+            )
+        return kept
 
     async def current(self, bank_id: str, after_id: str, limit: int) -> list[Lesson]:
         """Keyset by id, so a maintenance run can resume after any batch."""
@@ -489,6 +594,15 @@ class PostgresLessonStore:
             await cur.execute(self._banks)
             return [row[0] for row in await cur.fetchall()]
 
+    async def by_ids(self, bank_id: str, ids: Sequence[str]) -> list[Lesson]:
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        async with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(self._by_ids, (bank_id, wanted))
+            found = {row["id"]: _lesson(row) for row in await cur.fetchall()}
+        return [found[lesson_id] for lesson_id in wanted if lesson_id in found]
+
     async def page(self, bank_id: str, page_size: int, page_token: str) -> LessonPage:
         """Keyset pagination on (confidence desc, id): stable while lessons are added."""
         after = decode_page_token(page_token)
@@ -520,30 +634,85 @@ class PostgresLessonStore:
             found[usable[row["phrasing"] - 1]].append(ScoredLesson(_lesson(row), float(row["score"])))
         return [sorted(hits, key=lambda hit: (-hit.score, hit.lesson.id)) for hits in found]
 
-    async def purge(self, bank_id: str, source_ids: Sequence[str], session_id: str, whole_bank: bool) -> int:
-        """Hard delete, archived lessons included (their provenance holds the purged ids too); a whole
-        bank also loses its session marks, LLM budget and its place in the list of banks."""
+    async def purge(
+        self, bank_id: str, source_ids: Sequence[str], session_id: str, whole_bank: bool
+    ) -> PurgedLessons:
+        """Hard delete, archived lessons included (their provenance holds the purged ids too), with the
+        ids remembered as tombstones; a whole bank also loses its session marks, LLM budget and its place in
+        the list of banks."""
         schema = self._schema
         lessons = sql.Identifier(schema, "lessons")
-        async with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+        ids = sorted(set(source_ids))
+        async with self._connection() as conn, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+            await self._lock(conn, bank_id, exclusive=True)
             if whole_bank:
                 await cur.execute(sql.SQL("DELETE FROM {} WHERE bank_id = %s").format(lessons), (bank_id,))
                 deleted = max(cur.rowcount, 0)
-                for table in ("session_marks", "llm_budget", "banks"):
+                for table in ("session_marks", "llm_budget", "banks", "archived_sources"):
                     await cur.execute(
                         sql.SQL("DELETE FROM {} WHERE bank_id = %s").format(sql.Identifier(schema, table)),
                         (bank_id,),
                     )
+                await cur.execute(
+                    sql.SQL(
+                        "INSERT INTO {} AS p (bank_id, generation) VALUES (%s, 1) "
+                        "ON CONFLICT (bank_id) DO UPDATE SET generation = p.generation + 1"
+                    ).format(sql.Identifier(schema, "bank_purges")),
+                    (bank_id,),
+                )
                 self._known_banks.discard(bank_id)
-                return deleted
-            await cur.execute(
-                sql.SQL(
-                    "DELETE FROM {} WHERE bank_id = %s AND (source_episode_ids && %s::text[] "
-                    "OR source_turn_ids && %s::text[])"
-                ).format(lessons),
-                (bank_id, list(source_ids), list(source_ids)),
-            )
-            deleted = max(cur.rowcount, 0)
+                return PurgedLessons(deleted, [])
+            damaged: list[Lesson] = []
+            deleted = 0
+            if ids:
+                await cur.execute(
+                    sql.SQL(
+                        "INSERT INTO {} (bank_id, source_id) SELECT %s, u.id "
+                        "FROM unnest(%s::text[]) AS u(id) ON CONFLICT DO NOTHING"
+                    ).format(sql.Identifier(schema, "purged_sources")),
+                    (bank_id, ids),
+                )
+                await cur.execute(
+                    sql.SQL("DELETE FROM {} WHERE bank_id = %s AND source_id = ANY(%s)").format(
+                        sql.Identifier(schema, "archived_sources")
+                    ),
+                    (bank_id, ids),
+                )
+                await cur.execute(
+                    sql.SQL(
+                        "DELETE FROM {} WHERE bank_id = %s AND (source_episode_ids && %s::text[] "
+                        "OR source_turn_ids && %s::text[]) RETURNING *"
+                    ).format(lessons),
+                    (bank_id, ids, ids),
+                )
+                gone = set(ids)
+                rows = await cur.fetchall()
+                taken: dict[str, list[str]] = {}
+                for row in rows:
+                    deleted += 1
+                    lesson = _lesson(row)
+                    for source in {*lesson.source_episode_ids, *lesson.meta.source_turn_ids} & gone:
+                        taken.setdefault(source, []).append(lesson.id)
+                    episodes = tuple(i for i in lesson.source_episode_ids if i not in gone)
+                    turns = tuple(i for i in lesson.meta.source_turn_ids if i not in gone)
+                    if (episodes or turns) and lesson.archived_at is None:
+                        damaged.append(
+                            replace(
+                                lesson,
+                                source_episode_ids=episodes,
+                                meta=replace(lesson.meta, source_turn_ids=turns),
+                            )
+                        )
+                if taken:
+                    await cur.execute(
+                        sql.SQL(
+                            "UPDATE {} AS p SET lesson_ids = ARRAY(SELECT DISTINCT x FROM unnest("
+                            "p.lesson_ids || ARRAY(SELECT jsonb_array_elements_text(t.lessons))) AS x(x) "
+                            "ORDER BY x) FROM jsonb_each(%s::jsonb) AS t(source_id, lessons) "
+                            "WHERE p.bank_id = %s AND p.source_id = t.source_id"
+                        ).format(sql.Identifier(schema, "purged_sources")),
+                        (json.dumps(taken), bank_id),
+                    )
             if session_id:
                 await cur.execute(
                     sql.SQL("DELETE FROM {} WHERE bank_id = %s AND session_id = %s").format(
@@ -551,8 +720,48 @@ class PostgresLessonStore:
                     ),
                     (bank_id, session_id),
                 )
-        log.info("purged lessons", extra={"bank_id": bank_id, "deleted": deleted})
-        return deleted
+        log.info(
+            "purged lessons", extra={"bank_id": bank_id, "deleted": deleted, "still_sourced": len(damaged)}
+        )
+        return PurgedLessons(deleted, damaged)
+
+    async def lessons_taken(self, bank_id: str, source_ids: Sequence[str]) -> int:
+        """Distinct lessons recorded on these tombstones that no longer exist (one drawn again under its
+        own id from the sources it still stands on is not counted)."""
+        if not source_ids:
+            return 0
+        query = sql.SQL(
+            "SELECT count(DISTINCT x) FROM {} AS p, unnest(p.lesson_ids) AS x(x) "
+            "WHERE p.bank_id = %s AND p.source_id = ANY(%s) "
+            "AND NOT EXISTS (SELECT 1 FROM {} AS l WHERE l.bank_id = p.bank_id AND l.id = x)"
+        ).format(sql.Identifier(self._schema, "purged_sources"), sql.Identifier(self._schema, "lessons"))
+        async with self._connection() as conn, conn.cursor() as cur:
+            await cur.execute(query, (bank_id, sorted(set(source_ids))))
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+    async def set_source_states(self, bank_id: str, archived: Sequence[str], live: Sequence[str]) -> int:
+        """Archived turns are remembered, live ones forgotten again: lessons standing only on archived turns
+        are hidden from listing and search (see ``hidden`` in ``__init__``)."""
+        table = sql.Identifier(self._schema, "archived_sources")
+        changed = 0
+        async with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            if archived:
+                await cur.execute(
+                    sql.SQL(
+                        "INSERT INTO {} (bank_id, source_id) SELECT %s, u.id "
+                        "FROM unnest(%s::text[]) AS u(id) ON CONFLICT DO NOTHING"
+                    ).format(table),
+                    (bank_id, sorted(set(archived))),
+                )
+                changed += max(cur.rowcount, 0)
+            if live:
+                await cur.execute(
+                    sql.SQL("DELETE FROM {} WHERE bank_id = %s AND source_id = ANY(%s)").format(table),
+                    (bank_id, sorted(set(live))),
+                )
+                changed += max(cur.rowcount, 0)
+        return changed
 
     async def ready(self) -> bool:
         """``SELECT 1`` answers."""

@@ -57,8 +57,3 @@ def spawn(
             tasks.add(task)
             task.add_done_callback(tasks.discard)
     return task
-
-
-def running_count() -> int:
-    """How many background tasks are running now (for metrics and tests)."""
-    return len(_running)

@@ -19,7 +19,7 @@ import grpc
 from google.protobuf.message import Message
 
 from hindsight.runtime.errors import DeadlineExceeded, ResourceExhausted, Unavailable
-from hindsight.runtime.interceptors import REQUEST_ID_HEADER
+from hindsight.runtime.interceptors import ACTOR_HEADER, REQUEST_ID_HEADER, actor_var
 from hindsight.runtime.logs import deadline_var, request_id_var
 from hindsight.runtime.metrics import timed_call
 from hindsight.runtime.settings import SettingsError, env, load
@@ -216,7 +216,10 @@ class LayerClient(Generic[StubT]):
         # Always an id: a server that has to make one up sends it back in the headers first, and a call
         # whose headers arrived can no longer be retried.
         request_id = request_id_var.get() or uuid.uuid4().hex
-        return ((REQUEST_ID_HEADER, request_id), *self.stream_metadata())
+        actor = actor_var.get()  # whom the call being served acts for: a layer trusts it from the mesh only
+        # metadata is ASCII: a name with other characters travels escaped (``\\u00e9``)
+        acting = ((ACTOR_HEADER, actor.encode("ascii", "backslashreplace").decode()),) if actor else ()
+        return ((REQUEST_ID_HEADER, request_id), *acting, *self.stream_metadata())
 
     async def call(self, method: str, request: Any, timeout: float | None = None) -> Any:
         """Invoke ``stub.<method>(request)`` with a deadline; UNAVAILABLE becomes :class:`Unavailable` and

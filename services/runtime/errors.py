@@ -70,3 +70,13 @@ class ResourceExhausted(HindsightError):
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(f"{field}: {problem}")
         self.field = field
+
+
+class AlreadyExists(HindsightError):
+    """A record with this name exists already; the message names the field."""
+
+    code = grpc.StatusCode.ALREADY_EXISTS
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field

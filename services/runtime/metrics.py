@@ -68,6 +68,20 @@ OUTBOX_LAG = Histogram(
     ("target",),
     buckets=LAG_BUCKETS,
 )
+OUTBOX_DEAD_LETTERS = Gauge(
+    "hindsight_outbox_dead_letters",
+    "Outbox entries in the dead-letter list (refused for good, no longer delivered), by target layer.",
+    ("target",),
+)
+OUTBOX_BURIED = Counter(
+    "hindsight_outbox_dead_lettered",
+    "Outbox entries moved to the dead-letter list by this process, by target layer.",
+    ("target",),
+)
+LLM_PASSES_GIVEN_UP = Counter(
+    "hindsight_semantic_llm_passes_given_up",
+    "LLM fact passes the semantic layer gave up after their last attempt (each kept in its store).",
+)
 BATCH_SIZE = Histogram(
     "hindsight_inference_batch_size", "Texts per embedding model run.", buckets=BATCH_BUCKETS
 )
@@ -125,6 +139,17 @@ def set_outbox_backlog(pending: dict[str, int], targets: Iterable[str]) -> None:
     """Entries waiting by target; a target with none waiting reads 0, not its last value."""
     for target in {*targets, *pending}:
         OUTBOX_BACKLOG.labels(target=target).set(pending.get(target, 0))
+
+
+def set_outbox_dead_letters(counts: dict[str, int], targets: Iterable[str]) -> None:
+    """Dead letters by target; a target with none reads 0."""
+    for target in {*targets, *counts}:
+        OUTBOX_DEAD_LETTERS.labels(target=target).set(counts.get(target, 0))
+
+
+def count_dead_lettered(target: str, count: int) -> None:
+    """``count`` entries for ``target`` just moved to the dead-letter list."""
+    OUTBOX_BURIED.labels(target=target).inc(count)
 
 
 def observe_delivery_lag(target: str, seconds: Iterable[float]) -> None:
@@ -233,14 +258,26 @@ _endpoints: dict[tuple[str, int], _Endpoint] = {}
 _endpoints_lock = threading.Lock()
 
 
-def _open_endpoint(host: str, port: int) -> tuple[str, int]:
-    """Serve the registry at ``host:port`` (shared by the services of one process that ask for the same)."""
+def _open_endpoint(host: str, port: int) -> tuple[str, int] | None:
+    """Serve the registry at ``host:port`` (shared by the services of one process that ask for the same).
+
+    A port that cannot be bound (another process took it between the mesh choosing it and this service
+    starting) leaves the service running without its endpoint: a memory service that refuses to start
+    for want of a scrape port would lose the turns it exists to keep. None says nothing was opened.
+    """
     with _endpoints_lock:
         key = (host, port)
         if key in _endpoints:
             _endpoints[key].users += 1
             return key
-        server, thread = start_http_server(port, addr=host, registry=REGISTRY)
+        try:
+            server, thread = start_http_server(port, addr=host, registry=REGISTRY)
+        except OSError as exc:
+            log.warning(
+                "metrics endpoint not served",
+                extra={"address": f"{host}:{port}", "error": str(exc), "variable": "HINDSIGHT_METRICS_PORT"},
+            )
+            return None
         _endpoints[key] = _Endpoint(server, thread)
     log.info("metrics listening", extra={"address": f"{host}:{port}", "path": "/metrics"})
     return key
@@ -269,4 +306,5 @@ async def serving_metrics(default_host: str, settings: MetricsSettings | None = 
     try:
         yield
     finally:
-        _close_endpoint(key)
+        if key is not None:
+            _close_endpoint(key)

@@ -48,6 +48,15 @@ class Role(enum.Enum):
     SYSTEM = "system"
 
 
+class LayerName(enum.Enum):
+    """The layers a recall can ask (the edge's and the client's one name for each)."""
+
+    WORKING = "working"
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    REFLECT = "reflect"
+
+
 DEFAULT_TRUST = {
     Source.USER: Trust.HIGH,
     Source.AGENT: Trust.MEDIUM,
@@ -162,6 +171,10 @@ class TimeRange:
         return common_pb2.TimeRange(start=to_timestamp(self.start), end=to_timestamp(self.end))
 
 
+MAX_AGENT_CHARS = 256
+"""Longest agent name a record carries (a credential's name, as the audit log's actor)."""
+
+
 @dataclass(frozen=True)
 class RecordMeta:
     """Provenance, source, trust, time, tags and importance: what every record carries."""
@@ -173,6 +186,9 @@ class RecordMeta:
     tags: tuple[str, ...] = ()
     importance: float = 0.0
     schema_version: int = SCHEMA_VERSION
+    agent: str = ""
+    """The agent that wrote it (the writing credential's name, or what the mesh or an operator stated);
+    empty when not known."""
 
     @classmethod
     def from_pb(
@@ -181,6 +197,10 @@ class RecordMeta:
         """Convert, filling source and trust defaults and checking importance."""
         if not 0.0 <= message.importance <= 1.0:
             raise InvalidArgument(f"{field_name}.importance", "must be between 0 and 1")
+        if len(message.agent) > MAX_AGENT_CHARS or not message.agent.isprintable():
+            raise InvalidArgument(
+                f"{field_name}.agent", f"must be at most {MAX_AGENT_CHARS} printable characters"
+            )
         source = _SOURCE_FROM_PB.get(message.source, default_source)
         trust = _TRUST_FROM_PB.get(message.trust, DEFAULT_TRUST[source])
         return cls(
@@ -191,6 +211,7 @@ class RecordMeta:
             tags=tuple(dict.fromkeys(t.strip() for t in message.tags if t.strip())),
             importance=message.importance,
             schema_version=message.schema_version or SCHEMA_VERSION,
+            agent=message.agent,
         )
 
     def carries_tags(self, tags: Collection[str]) -> bool:
@@ -211,6 +232,7 @@ class RecordMeta:
             "tags": list(self.tags),
             "importance": self.importance,
             "schema_version": self.schema_version,
+            "agent": self.agent,
         }
 
     @classmethod
@@ -224,6 +246,7 @@ class RecordMeta:
             tags=tuple(fields["tags"] or ()),
             importance=float(fields["importance"]),
             schema_version=int(fields["schema_version"]),
+            agent=str(fields.get("agent") or ""),  # stores written before agents were recorded have none
         )
 
     def to_pb(self) -> common_pb2.RecordMeta:
@@ -236,6 +259,7 @@ class RecordMeta:
             tags=list(self.tags),
             importance=self.importance,
             schema_version=self.schema_version,
+            agent=self.agent,
         )
 
 

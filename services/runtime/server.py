@@ -14,17 +14,18 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from hindsight.runtime.auth import Grants, server_grants
+from hindsight.runtime.auth import Grants, TokenSource, server_grants
 from hindsight.runtime.channels import message_limits
-from hindsight.runtime.interceptors import ServiceInterceptor
+from hindsight.runtime.interceptors import RefusalSink, ServiceInterceptor
 from hindsight.runtime.metrics import ServerMetrics, serving_metrics
+from hindsight.runtime.roles import ROLES, RoleTable
 from hindsight.runtime.settings import ServerSettings
 from hindsight.runtime.tls import TlsSettings, environment_tls, server_credentials
 from hindsight.runtime.tracing import ServerTracing, configure, service_label
@@ -50,6 +51,12 @@ class ServiceSpec:
     """Adds the servicer to the server."""
     ready: Callable[[], Awaitable[bool]] = always_ready
     """Readiness: are the stores reachable? Must be cheap and never raise."""
+    roles: RoleTable = field(default_factory=lambda: ROLES)
+    """Who may call each method (:mod:`hindsight.runtime.roles`); a method not in it is refused."""
+    on_refusal: RefusalSink | None = None
+    """Told of every call refused for its credential (the edge audits them), whatever the log level."""
+    token_source: TokenSource | None = None
+    """Credentials beyond the settings' (the edge's managed tokens), looked up after the static ones."""
 
 
 ServiceFactory = Callable[[], AbstractAsyncContextManager[ServiceSpec]]
@@ -145,7 +152,11 @@ async def start_server(
             ("grpc.max_connection_age_grace_ms", int(settings.grace_seconds * 1000)),
         ]
     # traces and metrics outermost: they see the status the service interceptor answers with
-    chain = [ServerTracing(), ServerMetrics(), ServiceInterceptor(grants), *interceptors]
+    if spec.token_source is not None and not grants.open:
+        await spec.token_source.start()
+        grants.with_source(spec.token_source)
+    guard = ServiceInterceptor(grants, spec.roles, spec.on_refusal)
+    chain = [ServerTracing(), ServerMetrics(), guard, *interceptors]
     server = grpc.aio.server(interceptors=chain, options=options)
     spec.register(server)
     health_servicer = health.aio.HealthServicer()

@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
+from hindsight.runtime.text import key_of
+
 TURN_KEY_PREFIX = "turn:"
 """Subjects of the semantic layer's turn records start with it (the owner follows), so a turn's chain never
 mixes with the facts' chains; the edge strips it to read the owner."""
@@ -31,10 +33,16 @@ ANONYMOUS = frozenset({"", "user", "assistant", "agent", "system", "tool", "me",
 _EN_CUE = re.compile(
     r"(?:n't|\bnot)\b[^.;!?]{0,60}?\bany ?more\b|"
     r"\b(?:actually|correction|to correct|i meant|i mis(?:spoke|typed)|scratch that|rather|instead|"
-    r"no longer|(?:changed|switched|updated)\b[^.;!?]{0,40}?\bto\b|not (?!only\b)[^.;!?]{1,60}?\bbut\b)",
+    r"no longer|(?:changed|switched|updated)\b[^.;!?]{0,40}?\bto\b|not (?!only\b)[^.;!?]{1,60}?\bbut\b|"
+    r"my (?:mistake|bad)|i (?:got|had) (?:that|it) wrong|i was wrong|that(?:'s| is| was) (?:wrong|not right|"
+    r"incorrect)|let me (?:fix|correct)|correct(?:ing)? (?:myself|what i)|oops|(?:small|quick) fix|"
+    r"update to what i (?:said|told you))",
     re.IGNORECASE,
 )
-_ZH_CUE = re.compile(r"其实|更正|纠正|改成|改为|换成|变成|已经不|不再|说错|实际上|而是|记错|不对|搞错")
+_ZH_CUE = re.compile(
+    r"其实|更正|纠正|改成|改为|换成|变成|已经不|不再|说错|实际上|而是|记错|不对|搞错|口误|修正|改一下|错了|"
+    r"(?:之前|刚才|上次)(?:说|讲)的(?:不对|有误|错)"
+)
 
 
 def has_cue(text: str) -> bool:
@@ -55,7 +63,7 @@ class Statement:
     @property
     def key(self) -> tuple[str, str]:
         """How statements about the same thing are matched."""
-        return (fold(self.owner), self.attribute)
+        return (key_of(self.owner), self.attribute)
 
 
 @dataclass(frozen=True)
@@ -71,11 +79,6 @@ class Reading:
     def empty(self) -> bool:
         """Nothing to compare with earlier turns."""
         return not self.statements and not self.loose_denials
-
-
-def fold(text: str) -> str:
-    """Case, outer and repeated spaces do not count (the store's key form)."""
-    return " ".join(text.casefold().split())
 
 
 _ARTICLES = re.compile(r"^(?:the|a|an|my|our|its|his|her|their)\s+", re.IGNORECASE)
@@ -396,7 +399,7 @@ def _sentences(text: str) -> Iterator[str]:
 
 def anonymous(owner: str) -> bool:
     """An owner that names a role, not a person."""
-    return fold(owner) in ANONYMOUS
+    return key_of(owner) in ANONYMOUS
 
 
 def parse(text: str, owner: str, seed: Iterable[Statement] = (), topics: bool = False) -> Reading:

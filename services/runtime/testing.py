@@ -17,14 +17,21 @@ async def serving(
     tokens: str = "",
     port: int = 0,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    *,
+    internal_token: str = "",
+    admin_token: str = "",
 ) -> AsyncIterator[RunningServer]:
     """Serve ``factory`` on 127.0.0.1 for the duration of the block, at ``port`` (0: a free one), with
-    ``interceptors`` inside the service's own; with no ``tokens`` authentication is off (loopback only)."""
+    ``interceptors`` inside the service's own; with no credential at all (client ``tokens``, the mesh's
+    ``internal_token``, the ``admin_token``) authentication is off (loopback only)."""
+    closed = bool(tokens or internal_token or admin_token)
     settings = ServerSettings(
         host="127.0.0.1",
         port=port,
         tokens=tokens,
-        auth="required" if tokens else "off",
+        internal_token=internal_token,
+        admin_token=admin_token,
+        auth="required" if closed else "off",
         grace_seconds=0.5,
         readiness_interval=0.1,
     )

@@ -34,6 +34,12 @@ yours yourself yourselves s t don didn doesn isn wasn weren won wouldn ll ve re 
 """English function words: they match everything and so rank nothing."""
 
 
+def key_of(text: str) -> str:
+    """How names and values are compared (the key form the semantic layer stores): case, outer spaces
+    and inner runs of spaces do not count."""
+    return " ".join(text.casefold().split())
+
+
 def _latin_term(word: str) -> str:
     word = word.lower().replace("\u2019", "'")
     if word.endswith("'s"):
@@ -85,16 +91,13 @@ def search_terms(text: str) -> list[str]:
     return [stem(term) for term in terms(text)]
 
 
+def evidence_terms(text: str) -> frozenset[str]:
+    """The distinct terms whose presence says a text is about a request: :func:`search_terms` without
+    single Chinese characters. A shared character (我, 的, 要, 周) says little about meaning, while a shared
+    bigram is about as telling as a shared English word; relevance (edge and lessons) counts these."""
+    return frozenset(term for term in search_terms(text) if len(term) > 1 or not _CJK.match(term))
+
+
 def term_counts(text: str) -> Counter[str]:
     """Term frequencies of ``text``."""
     return Counter(terms(text))
-
-
-def overlap_score(query_terms: Counter[str], document_terms: Counter[str]) -> float:
-    """A small, length-normalised overlap score for in-memory ranking (working memory, lessons)."""
-    if not query_terms or not document_terms:
-        return 0.0
-    shared = sum(min(count, document_terms[t]) for t, count in query_terms.items() if t in document_terms)
-    if not shared:
-        return 0.0
-    return shared / (sum(query_terms.values()) ** 0.5 * (sum(document_terms.values()) ** 0.5))

@@ -16,10 +16,11 @@ from qdrant_client import AsyncQdrantClient
 
 from hindsight.runtime.errors import FailedPrecondition
 from hindsight.semantic.edge_client import EdgeClient
+from hindsight.semantic.lineage_store import QdrantSemanticStore
 from hindsight.semantic.migrate_local import edge_root, migrate_local_mode
 from hindsight.semantic.records import ModelIdentity
 from hindsight.semantic.settings import SemanticSettings
-from hindsight.semantic.store import QdrantAPI, QdrantVectorStore, active_alias, open_active, qdrant_errors
+from hindsight.semantic.store import QdrantAPI, active_alias, open_active, qdrant_errors
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def target_of(settings: SemanticSettings) -> str:
 @contextlib.asynccontextmanager
 async def open_vector_store(
     settings: SemanticSettings, model: ModelIdentity
-) -> AsyncIterator[QdrantVectorStore]:
+) -> AsyncIterator[QdrantSemanticStore]:
     """Open Qdrant and check that the active collection holds ``model``'s vectors.
 
     The store reads and writes through the active alias, so a reindex that switches it (on a Qdrant
@@ -80,6 +81,6 @@ async def open_vector_store(
         with qdrant_errors(target):
             collection = await open_active(client, settings.collection_prefix, model, indexed(settings))
         log.info("active collection", extra={"collection": collection, "model": model.name, "store": target})
-        yield QdrantVectorStore(client, active_alias(settings.collection_prefix), target)
+        yield QdrantSemanticStore(client, active_alias(settings.collection_prefix), target)
     finally:
         await client.close()

@@ -33,12 +33,12 @@ from hindsight.runtime.statements import (
     Statement,
     affirmatives,
     anonymous,
-    fold,
     has_cue,
     parse,
     same_value,
     value_key,
 )
+from hindsight.runtime.text import key_of
 from hindsight.semantic.extract import relation_type
 from hindsight.semantic.records import SemanticRecord
 from hindsight.semantic.trust import may_replace
@@ -51,7 +51,6 @@ __all__ = [
     "affirmatives",
     "anonymous",
     "denies_loosely",
-    "fold",
     "has_cue",
     "keyed",
     "owner_of",
@@ -84,7 +83,7 @@ def read(record: SemanticRecord, facts: Iterable[SemanticRecord] = (), single: I
     seed = [
         Statement(fact.subject, fact.attribute, fact.value)
         for fact in facts
-        if not (fold(fact.subject) == "user" and fold(owner) != "user")  # an agent's "I" is not the user
+        if not (key_of(fact.subject) == "user" and key_of(owner) != "user")  # an agent's "I" is not the user
         and fact.attribute in single_valued
         and fact.subject
         and fact.value
@@ -101,13 +100,15 @@ def replaces(
     old: Statement,
     old_record: SemanticRecord,
     guarded: bool = True,
+    one_person: bool = False,
 ) -> bool:
     """Whether ``new`` (said in ``new_record``) supersedes ``old`` (said in ``old_record``).
 
     Same owner and attribute; said later (the same moment counts when the caller orders them) and with
     no less trust (and, ``guarded``, never from a tool or an outside source over a trusted one); a value
     that differs from the old one or denies it. Without a cue, an anonymous owner's statement reaches only
-    its own session.
+    its own session, unless the bank counts its unnamed speakers as one person (``one_person``,
+    :mod:`.speakers`).
     """
     if new.key != old.key or new_record.id == old_record.id or not old.value:
         return False
@@ -118,7 +119,7 @@ def replaces(
         return False
     if guarded and not may_replace(new_record.meta.source, old_record.meta.source):
         return False  # a tool's or a page's "correction" never replaces what a trusted source said
-    if not cue and anonymous(new.owner) and new_record.session_id != old_record.session_id:
+    if not cue and not one_person and anonymous(new.owner) and new_record.session_id != old_record.session_id:
         return False
     if any(same_value(denied, old.value) for denied in new.denied):
         return True

@@ -5,30 +5,37 @@ The write path of one Upsert, in order: facts and entities are extracted from th
 entity summary) at cosine >= the dedup threshold to a current one of its kind merges into it (newer
 text wins, provenance and merged ids unioned); a fact about a subject's single-valued attribute that
 contradicts the current value supersedes it, becomes history itself, or goes to the review queue
-(see :func:`settle`); then everything is written in one call.
+(see :func:`.settlement.settle`); then records, links, review items and entity contributions are written.
+
+Writes, deletes and review decisions of one bank hold the bank's lock for their read-modify-write, so
+concurrent Upserts settle as if one ran after the other, and every write first drops what stands on
+deleted turns (tombstones, :mod:`.erase`). LLM fact passes are queued work (:mod:`.llm_passes`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import numpy as np
 
-from hindsight.runtime.background import spawn
 from hindsight.runtime.errors import FailedPrecondition, InvalidArgument, NotFound
+from hindsight.runtime.modality import asserts_now
 from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import TimeRange, content_id
 from hindsight.runtime.rewrites import Phrasings
-from hindsight.runtime.trust import untrusted
+from hindsight.runtime.text import key_of
 from hindsight.semantic.embedder import Embedder
-from hindsight.semantic.extract import Extraction, RuleExtractor, entities_of_fact, is_multi_valued
+from hindsight.semantic.erase import erase, reelect, reinstated_on_write
+from hindsight.semantic.expansion import MAX_QUERY_KEYS, expand, query_keys
+from hindsight.semantic.extract import Extraction, RuleExtractor, is_multi_valued
+from hindsight.semantic.lineage_store import SemanticStore, without
+from hindsight.semantic.llm_adjudge import Adjudicator
 from hindsight.semantic.llm_extract import LLMExtractor
+from hindsight.semantic.llm_passes import PassQueue
 from hindsight.semantic.pages import EntityMatch, EntityPage, PageKeeper
 from hindsight.semantic.records import (
     DISTILLED,
@@ -40,9 +47,19 @@ from hindsight.semantic.records import (
     ScoredRecord,
     SearchOptions,
     SemanticRecord,
+    lineage_of,
 )
-from hindsight.semantic.store import VectorStore, key_of
-from hindsight.semantic.trust import guard, merged_meta, unverified
+from hindsight.semantic.settlement import (
+    Outcome,
+    contributions_of,
+    is_version_of,
+    merge_into,
+    replaced_versions,
+    rival,
+    settle,
+)
+from hindsight.semantic.speakers import SpeakerPolicy
+from hindsight.semantic.trust import guard
 from hindsight.semantic.turn_chains import TurnChains
 
 log = logging.getLogger(__name__)
@@ -50,12 +67,8 @@ log = logging.getLogger(__name__)
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 200
 DEDUP_THRESHOLD = 0.95
-HOP_DECAY = 0.9
-"""An expanded fact scores at least ``best direct score * HOP_DECAY ** hops``."""
 MAX_LLM_PASSES = 8
-"""LLM extractions running after their Upserts replied; beyond it a batch keeps the rules' facts only."""
-MAX_QUERY_KEYS = 300
-"""Candidate entity names read from one query."""
+"""LLM fact passes running at once; the others wait in the store (:mod:`.llm_passes`)."""
 EXTRACT_OFF_LOOP_CHARS = 1_500
 """Characters of turns from which rule extraction (~1.5 us per character) runs on a worker thread."""
 TWIN_OFF_LOOP_VALUES = 100_000
@@ -75,118 +88,19 @@ def embedding_text(record: SemanticRecord) -> str:
     return record.text
 
 
+def tentative_facts(turns: Sequence[SemanticRecord], facts: Sequence[SemanticRecord]) -> set[str]:
+    """Ids of the facts whose turn states them in a sentence that asserts nothing holding now."""
+    texts = {turn.id: turn.text for turn in turns}
+    return {
+        fact.id
+        for fact in facts
+        if any(t in texts and not asserts_now(texts[t], fact.value) for t in fact.meta.source_turn_ids)
+    }
+
+
 def utc_now() -> datetime:
     """The real clock; tests inject their own."""
     return datetime.now(UTC)
-
-
-class Outcome(enum.Enum):
-    """How a conflict between a new fact and the current one is settled."""
-
-    SUPERSEDE = "supersede"
-    """The new fact is current; the old one becomes history."""
-    HISTORY = "history"
-    """The new fact is older news: it is stored as history, superseded by the current one."""
-    REVIEW = "review"
-    """Time and trust disagree, or cannot tell: queued for a decision."""
-
-
-def _sign(value: float) -> int:
-    return (value > 0) - (value < 0)
-
-
-def settle(
-    new: SemanticRecord, old: SemanticRecord, guarded: bool = False, version: bool = False
-) -> tuple[Outcome, str]:
-    """Decide a conflict by time (when each was true or said) and trust; with the reason.
-
-    A later statement replaces an earlier one unless it is less trusted; a more trusted one replaces a
-    less trusted one unless it is older. When both speak at the same moment, trust alone decides.
-    ``version``: ``new`` comes from an update's new version of a turn ``old`` came from, which corrects it
-    whatever the times say (the new version keeps the old one's time). ``guarded`` (the poisoning
-    defences): an unverified value (:mod:`.trust`) never replaces one from a trusted source (it is queued
-    for review), and a trusted value always replaces an unverified one.
-    """
-    if guarded and unverified(new) and not untrusted(old.meta.source):
-        return (
-            Outcome.REVIEW,
-            f"the newer value comes from a less trusted, unverified source ({new.meta.source.value})",
-        )
-    if version:
-        return Outcome.SUPERSEDE, "an update replaced the turn the current value came from"
-    if guarded and unverified(old) and not untrusted(new.meta.source):
-        return (
-            Outcome.SUPERSEDE,
-            f"the current value comes from an unverified source ({old.meta.source.value})",
-        )
-    new_time, old_time = new.valid_from or new.meta.time, old.valid_from or old.meta.time
-    time_order = _sign((new_time - old_time).total_seconds()) if new_time and old_time else 1
-    trust_order = _sign(int(new.meta.trust) - int(old.meta.trust))
-    if time_order == 0:
-        if trust_order == 0:
-            return Outcome.REVIEW, "both values were stated at the same time with the same trust"
-        return (Outcome.SUPERSEDE if trust_order > 0 else Outcome.HISTORY), "settled by trust"
-    if trust_order == 0 or trust_order == time_order:
-        return (Outcome.SUPERSEDE if time_order > 0 else Outcome.HISTORY), "settled by time"
-    if time_order > 0:
-        return Outcome.REVIEW, "the newer value comes from a less trusted source"
-    return Outcome.REVIEW, "the more trusted value is older than the current one"
-
-
-def merge_into(kept: SemanticRecord, new: SemanticRecord, guarded: bool = False) -> SemanticRecord:
-    """``kept`` absorbs ``new``: newer text and value, unioned provenance, tags and merged ids (``guarded``:
-    trust and the unverified marker as corroboration decides, :func:`.trust.merged_meta`)."""
-    meta = replace(
-        kept.meta,
-        source_turn_ids=tuple(dict.fromkeys((*kept.meta.source_turn_ids, *new.meta.source_turn_ids))),
-        tags=tuple(dict.fromkeys((*kept.meta.tags, *new.meta.tags))),
-        importance=max(kept.meta.importance, new.meta.importance),
-        trust=max(kept.meta.trust, new.meta.trust),
-        time=max((t for t in (kept.meta.time, new.meta.time) if t), default=None),
-    )
-    if guarded:
-        meta = merged_meta(kept, new, meta)
-    merged = (*kept.merged_ids, *([new.id] if new.id != kept.id else []), *new.merged_ids)
-    return replace(
-        kept,
-        text=new.text,
-        value=new.value or kept.value,
-        meta=meta,
-        source_episode_ids=tuple(dict.fromkeys((*kept.source_episode_ids, *new.source_episode_ids))),
-        confidence=max(kept.confidence, new.confidence),
-        merged_ids=tuple(dict.fromkeys(m for m in merged if m != kept.id)),
-    )
-
-
-def replaced_versions(records: Sequence[SemanticRecord]) -> dict[str, frozenset[str]]:
-    """Turn id -> the turns it is a new version of: a turn that cites other turns in its provenance is one (an
-    update's new version, under a new id, cites the version it replaced first; an import keeps that link)."""
-    versions: dict[str, frozenset[str]] = {}
-    for record in records:
-        earlier = frozenset(i for i in record.meta.source_turn_ids if i != record.id)
-        if record.kind is RecordKind.TURN and earlier:
-            versions[record.id] = earlier
-    return versions
-
-
-def is_version_of(new: SemanticRecord, old: SemanticRecord, versions: dict[str, frozenset[str]]) -> bool:
-    """Whether ``new`` comes from a new version of a turn ``old`` came from (``versions``:
-    :func:`replaced_versions`)."""
-    replaced = {i for turn in new.meta.source_turn_ids for i in versions.get(turn, ())}
-    return bool(replaced.intersection(old.meta.source_turn_ids))
-
-
-def query_keys(query: str) -> list[str]:
-    """Names a query might hold, in :func:`key_of` form: Latin word runs of one to three words (a
-    possessive ``'s`` dropped) and Chinese runs of two to four characters."""
-    keys: list[str] = []
-    words = [re.sub(r"['\u2019]s$", "", w) for w in re.findall(r"[A-Za-z][\w'\u2019-]*", query)]
-    for size in (1, 2, 3):
-        keys.extend(" ".join(words[i : i + size]) for i in range(len(words) - size + 1))
-    for run in re.findall(r"[\u4e00-\u9fff]+", query):
-        for size in (2, 3, 4):
-            keys.extend(run[i : i + size] for i in range(len(run) - size + 1))
-    return list(dict.fromkeys(key_of(k) for k in keys if k))[:MAX_QUERY_KEYS]
 
 
 @dataclass
@@ -196,6 +110,9 @@ class _Batch:
     records: dict[str, EmbeddedRecord] = field(default_factory=dict)
     superseded: list[tuple[str, datetime, str]] = field(default_factory=list)
     reviews: list[ReviewItem] = field(default_factory=list)
+    tentative: set[str] = field(default_factory=set)
+    """Facts read from sentences that assert nothing holding now (a question, a condition, a story about
+    another time: :mod:`.modality`): kept, but they supersede nothing."""
 
     def put(self, record: SemanticRecord, vector: list[float]) -> None:
         self.records[record.id] = EmbeddedRecord(record, vector)
@@ -205,7 +122,7 @@ class _Batch:
 class SemanticEngine:
     """Upsert, search and delete inside one bank."""
 
-    store: VectorStore
+    store: SemanticStore
     embedder: Embedder
     extractor: RuleExtractor | None = field(default_factory=RuleExtractor)
     llm: LLMExtractor | None = None
@@ -215,6 +132,13 @@ class SemanticEngine:
     clock: Callable[[], datetime] = utc_now
     corrections: bool = True
     """Whether a turn that corrects or restates an earlier one supersedes it (:mod:`.turn_chains`)."""
+    speakers: SpeakerPolicy = field(default_factory=SpeakerPolicy)
+    """Which turns of a bank come from the same person, for corrections (:mod:`.speakers`)."""
+    corrections_by_meaning: bool = True
+    """With ``corrections``: also the turns answering the same question anew, found by meaning
+    (:mod:`.by_meaning`)."""
+    adjudicator: Adjudicator | None = None
+    """An LLM's judgement of those corrections (:mod:`.llm_adjudge`); None: the rules alone (the default)."""
     pages: bool = True
     """Whether turns are read for the entities they mention, kept on entity pages (:mod:`.pages`)."""
     defences: bool = True
@@ -222,11 +146,42 @@ class SemanticEngine:
     llm_pass_timeout: float = 300.0
     """Seconds one background LLM fact pass may take in all: the LLM's answer, then embedding and writing
     its facts (it runs after the Upsert answered, outside that call's deadline)."""
-    _pending: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
+    llm_pass_attempts: int = 5
+    """Attempts of one LLM fact pass before it is given up (counted, logged, kept in the store)."""
+    llm_pass_backoff: float = 5.0
+    """Seconds before a failed LLM fact pass is tried again (doubled per attempt, at most 300)."""
     _pages: PageKeeper = field(init=False, repr=False)
+    _locks: dict[str, asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
+    passes: PassQueue = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._pages = PageKeeper(self.store)
+        self.passes = PassQueue(
+            self.store,
+            self._llm_pass,
+            self._lock,
+            timeout=self.llm_pass_timeout,
+            max_in_flight=MAX_LLM_PASSES,
+            max_attempts=self.llm_pass_attempts,
+            backoff=self.llm_pass_backoff,
+        )
+
+    def _lock(self, bank_id: str) -> asyncio.Lock:
+        """The bank's write lock: the read-modify-write of an Upsert, a Delete or a review decision runs
+        whole before the next one of the same bank starts (one process; replicas split banks by routing)."""
+        held = self._locks.get(bank_id)
+        if held is None:
+            held = self._locks[bank_id] = asyncio.Lock()
+        return held
+
+    def resume(self) -> None:
+        """After a start: run the LLM fact passes a previous process left (no-op without an LLM)."""
+        if self.llm is not None:
+            self.passes.resume()
+
+    def close(self) -> None:
+        """Stop scheduling retries (they stay in the store for the next start)."""
+        self.passes.close()
 
     # ----- write path ---------------------------------------------------------------------------------
     async def upsert(self, bank_id: str, records: Sequence[SemanticRecord]) -> int:
@@ -238,21 +193,37 @@ class SemanticEngine:
         the facts extracted from it again merge into themselves, so re-delivery changes nothing.
         """
         given = list({record.id: record for record in records}.values())
-        turns = [record for record in given if record.kind is RecordKind.TURN]
-        extraction = await self._extract(turns)
-        await self._write(bank_id, given, extraction)
-        if self.llm is not None and turns and len(self._pending) >= MAX_LLM_PASSES:
-            log.warning(
-                "llm fact passes all busy; this batch keeps the rules' facts", extra={"turns": len(turns)}
-            )
-        elif self.llm is not None and turns:
-            spawn(
-                self._llm_pass(self.llm, bank_id, turns),
-                name="llm-fact-pass",
-                timeout=self.llm_pass_timeout,
-                keep=self._pending,
-            )
+        extraction = await self._extract([record for record in given if record.kind is RecordKind.TURN])
+        async with self._lock(bank_id):
+            alive = await self._alive(bank_id, given, lift=True)
+            await self._write(bank_id, alive, extraction)
+            turns = [record for record in alive if record.kind is RecordKind.TURN]
+            if self.llm is not None and turns:
+                await self.passes.enqueue(bank_id, turns)
         return len(given)
+
+    async def _alive(
+        self, bank_id: str, records: Sequence[SemanticRecord], lift: bool = False
+    ) -> list[SemanticRecord]:
+        """``records`` without the deleted turns they stand on (tombstones); one standing on none left is
+        dropped. ``lift``: a turn written again whose tombstone is an archive's is restored."""
+        cited = {
+            i for record in records for i in (record.id, *lineage_of(record), *record.meta.source_turn_ids)
+        }
+        buried = await self.store.buried(bank_id, sorted(cited)) if cited else {}
+        if not buried:
+            return list(records)
+        if lift:
+            restored = [r.id for r in records if r.kind is RecordKind.TURN and buried.get(r.id)]
+            await self.store.unbury(bank_id, restored)
+            for turn_id in restored:
+                buried.pop(turn_id)
+        dead = set(buried)  # a record purged by its own id (an episode) stays purged too
+        kept = (without(record, dead) for record in records if record.id not in dead)
+        alive = [record for record in kept if record is not None]
+        if len(alive) < len(records):
+            log.info("late writes of deleted turns dropped", extra={"dropped": len(records) - len(alive)})
+        return alive
 
     async def _extract(self, turns: Sequence[SemanticRecord]) -> Extraction:
         """Facts and entities of ``turns`` by the rules (off the event loop for long texts)."""
@@ -267,19 +238,20 @@ class SemanticEngine:
         log.debug("facts extracted by rules", extra={"turns": len(turns), "facts": len(extraction.facts)})
         return extraction
 
-    async def _llm_pass(self, llm: LLMExtractor, bank_id: str, turns: Sequence[SemanticRecord]) -> None:
-        """Runs after the Upsert replied: a failure is logged, the rules' facts stay."""
-        try:
-            found = await llm.extract(bank_id, turns)
-            if found is not None and found.facts:
+    async def _llm_pass(self, bank_id: str, turns: Sequence[SemanticRecord]) -> bool:
+        """One attempt of a queued pass (:mod:`.llm_passes`; a failure raises, and it is tried again). Its
+        facts are written under the bank's lock, after the tombstone check."""
+        if self.llm is None:
+            return True
+        found = await self.llm.extract(bank_id, turns)
+        if found.facts:
+            async with self._lock(bank_id):
                 await self._write(bank_id, [], found, replaced_versions(turns))
-        except Exception:
-            log.exception("llm fact pass failed", extra={"bank_id": bank_id})
+        return True
 
     async def drain(self) -> None:
-        """Wait for the LLM passes in flight (on shutdown, and in tests)."""
-        while self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        """Wait for the LLM passes due now (on shutdown, and in tests)."""
+        await self.passes.drain()
 
     async def _write(
         self,
@@ -288,12 +260,18 @@ class SemanticEngine:
         extraction: Extraction,
         versions: dict[str, frozenset[str]] | None = None,
     ) -> None:
-        """Embed, merge or supersede, then write records, links, review items and entities, in that order
-        (records first: a link or an entity never points at a record that was not written). ``versions``:
-        the updates among the turns (:func:`replaced_versions`; by default read from ``given``)."""
-        page_entities: list[Entity] = []
+        """Embed, merge or supersede, then write records, links, review items and entity contributions, in
+        that order (records first: a link or an entity never points at a record that was not written).
+        ``versions``: the updates among the turns (:func:`replaced_versions`; by default read from
+        ``given``). Runs under the bank's lock; facts of deleted turns are dropped here (tombstones).
+
+        Settlement is idempotent: written again, a record whose earlier write stopped before its links
+        were set is settled again (:meth:`_distil`); contributions are replaced by origin, never added."""
+        if extraction.facts:
+            extraction = replace(extraction, facts=await self._alive(bank_id, extraction.facts))
+        mentions: dict[str, list[Entity]] = {}
         if self.pages:
-            given, page_entities = await self._pages.annotate(bank_id, given, extraction)
+            given, mentions = await self._pages.annotate(bank_id, given, extraction)
         ids = {record.id for record in given}
         everything = given + [fact for fact in extraction.facts if fact.id not in ids]
         if self.defences:
@@ -305,26 +283,26 @@ class SemanticEngine:
         batch = _Batch()
         if self.corrections:
             items = await self._chain_turns(bank_id, items, extraction, batch)
+            batch.tentative = tentative_facts(given, extraction.facts)
         for item in items:
-            if item.record.kind not in DISTILLED:
-                batch.put(item.record, item.vector)
+            if item.record.kind not in DISTILLED:  # every record says since when it holds
+                batch.put(
+                    replace(item.record, valid_from=item.record.valid_from or item.record.meta.time),
+                    item.vector,
+                )
         distilled = [item for item in items if item.record.kind in DISTILLED]
         await self._distil(
             bank_id, distilled, batch, replaced_versions(given) if versions is None else versions
         )
-        entities = [*extraction.entities, *page_entities]
-        for record in given:  # facts the caller distilled feed the graph too
-            if record.kind in DISTILLED and record.subject and record.attribute and record.value:
-                entities.extend(
-                    entities_of_fact(record.subject, record.attribute, record.value, record.speaker)
-                )
         written = await self.store.upsert(bank_id, list(batch.records.values()))
         for record_id, valid_to, by in batch.superseded:
             await self.store.supersede(bank_id, record_id, valid_to, by)
         for review in batch.reviews:
             await self.store.add_review(bank_id, review)
-        if entities:
-            await self.store.put_entities(bank_id, entities)
+        contributions = contributions_of(mentions, [*extraction.facts, *given])
+        if contributions:
+            touched = await self.store.put_contributions(bank_id, contributions)
+            await self.store.rebuild_entities(bank_id, sorted(touched))
         log.info(
             "upserted",
             extra={
@@ -344,7 +322,14 @@ class SemanticEngine:
         turns = [item for item in items if item.record.kind is RecordKind.TURN]
         if not turns:
             return items
-        chains = TurnChains(self.extractor or RuleExtractor(), clock=self.clock, guarded=self.defences)
+        chains = TurnChains(
+            self.extractor or RuleExtractor(),
+            clock=self.clock,
+            guarded=self.defences,
+            speakers=self.speakers,
+            by_meaning=self.corrections_by_meaning,
+            adjudicator=self.adjudicator,
+        )
         links = await chains.link(self.store, bank_id, turns, extraction.facts)
         batch.superseded.extend(links.superseded)
         for rewritten in links.rewrites:
@@ -364,6 +349,10 @@ class SemanticEngine:
             return
         known = await self.store.get(bank_id, [item.record.id for item in items])
         fresh = [item for item in items if item.record.id not in known]
+        writing = {i for i, held in batch.records.items() if held.record.kind is RecordKind.TURN}
+        reinstated = await reinstated_on_write(
+            self.store, bank_id, [held.record for held in known.values()], writing
+        )
         # Facts with a subject are compared with that subject's current facts, read in one filtered call
         # (which also gives the values they may contradict); others by a nearest-neighbour query each.
         subjects = sorted({key_of(item.record.subject) for item in items if item.record.subject})
@@ -376,32 +365,44 @@ class SemanticEngine:
                 strict=True,
             )
         )
-        current: dict[tuple[str, str], SemanticRecord] = {}
+        current: dict[tuple[str, str], list[SemanticRecord]] = {}
         for held in about:
             record = held.record
             if record.attribute and not is_multi_valued(record.attribute):
-                current[(key_of(record.subject), record.attribute)] = record
+                current.setdefault((key_of(record.subject), record.attribute), []).append(record)
         for item in sorted(
             items, key=lambda i: i.record.valid_from or i.record.meta.time or datetime.min.replace(tzinfo=UTC)
         ):
             record, vector = item.record, item.vector
-            if record.id in known:  # written again by id: its text, the validity and merges learned since
-                batch.put(merge_into(known[record.id].record, record, self.defences), vector)
-                continue
-            pool = [held for held in about if held.record.id not in batch.records]
-            twin = await self._twin(item, [*pool, *batch.records.values()]) or nearest.get(record.id)
-            if twin is not None:
-                base = batch.records[twin.id].record if twin.id in batch.records else twin
-                batch.put(merge_into(base, record, self.defences), vector)
-                continue
-            record = replace(record, valid_from=record.valid_from or record.meta.time or self.clock())
             key = (key_of(record.subject), record.attribute)
-            old = current.get(key) if record.subject and record.attribute else None
-            if old is None or key_of(old.value) == key_of(record.value) or is_multi_valued(record.attribute):
-                batch.put(record, vector)
-                if record.subject and record.attribute and not is_multi_valued(record.attribute):
-                    current[key] = record
-                continue
+            if record.id in known:  # written again by id: its text, the validity and merges learned since
+                record = merge_into(known[record.id].record, record, self.defences)
+                if record.id in reinstated:  # its successor is gone and a live turn states it again
+                    record = replace(record, valid_to=None, superseded_by="")
+                old = rival(current, key, record) if record.current else None
+                if old is None:  # settled already (a retry whose first try stopped early settles here)
+                    batch.put(record, vector)
+                    continue
+            else:
+                pool = [held for held in about if held.record.id not in batch.records]
+                twin = await self._twin(item, [*pool, *batch.records.values()]) or nearest.get(record.id)
+                if twin is not None:
+                    base = batch.records[twin.id].record if twin.id in batch.records else twin
+                    batch.put(merge_into(base, record, self.defences), vector)
+                    continue
+                record = replace(record, valid_from=record.valid_from or record.meta.time or self.clock())
+                tentative = record.id in batch.tentative
+                old = None if tentative else rival(current, key, record)
+                if old is None:
+                    batch.put(record, vector)
+                    if (
+                        not tentative
+                        and record.subject
+                        and record.attribute
+                        and not is_multi_valued(record.attribute)
+                    ):
+                        current.setdefault(key, []).append(record)
+                    continue
             outcome, reason = settle(record, old, self.defences, is_version_of(record, old, versions))
             if outcome is Outcome.SUPERSEDE:
                 until = record.valid_from or self.clock()
@@ -412,7 +413,7 @@ class SemanticEngine:
                     batch.superseded.append((old.id, until, record.id))
                 record = replace(record, supersedes=tuple(dict.fromkeys((old.id, *old.supersedes))))
                 batch.put(record, vector)
-                current[key] = record
+                current[key] = [r for r in current.get(key, []) if r.id not in {old.id, record.id}] + [record]
             elif outcome is Outcome.HISTORY:
                 successor = await self._successor(bank_id, record, old, batch)
                 batch.put(
@@ -425,6 +426,8 @@ class SemanticEngine:
                 batch.reviews.append(
                     ReviewItem(content_id(bank_id, record.id, old.id), record, old, reason, self.clock())
                 )
+                if record.id in known:  # was written as current by a write that stopped: keep it as it was
+                    batch.put(record, vector)
 
     async def _successor(
         self, bank_id: str, record: SemanticRecord, current: SemanticRecord, batch: _Batch
@@ -475,95 +478,59 @@ class SemanticEngine:
         limit: int,
         time_range: TimeRange,
         options: SearchOptions | None = None,
+        banks: Sequence[str] = (),
     ) -> list[ScoredRecord]:
         """The bank's records closest in meaning to ``query``, best first, plus facts about entities
         related to those the query names (up to ``hops`` relations away).
 
         With rewrites, every phrasing is embedded in one batched call and searched, and their lists are
-        merged into one (see :mod:`hindsight.runtime.rewrites`).
+        merged into one (see :mod:`hindsight.runtime.rewrites`). ``banks``: search these banks together
+        instead of ``bank_id``: the phrasings are embedded once, each bank is searched with them (all at
+        once), and each phrasing's hits of every bank are one list by cosine similarity, each hit naming
+        its bank.
         """
         chosen = options or SearchOptions()
         phrasings = Phrasings.of(query)
         hops = self.hops if chosen.hops is None else chosen.hops
-        vectors = await self.embedder.embed(bank_id, list(phrasings.texts), query=True)
+        vectors = await self.embedder.embed(banks[0] if banks else bank_id, list(phrasings.texts), query=True)
 
-        nearest = await self.store.search_many(bank_id, vectors, limit, time_range, chosen)
+        async def of_bank(bank: str) -> list[list[ScoredRecord]]:
+            nearest = await self.store.search_many(bank, vectors, limit, time_range, chosen)
 
-        async def one(text: str, vector: list[float], hits: list[ScoredRecord]) -> list[ScoredRecord]:
-            """One phrasing's hits: nearest records, the entity graph's facts, then the every-tag filter."""
-            if hops > 0:
-                hits = await self._expand(bank_id, text, vector, limit, time_range, chosen, hops, hits)
-            if chosen.all_tags and chosen.tags:
-                hits = [hit for hit in hits if hit.record.meta.carries_tags(chosen.tags)]
-            return hits
+            async def one(text: str, vector: list[float], hits: list[ScoredRecord]) -> list[ScoredRecord]:
+                """One phrasing's hits: nearest records, the graph's facts, then the every-tag filter."""
+                if hops > 0:
+                    hits = await expand(self.store, bank, text, vector, limit, time_range, chosen, hops, hits)
+                if chosen.all_tags and chosen.tags:
+                    hits = [hit for hit in hits if hit.record.meta.carries_tags(chosen.tags)]
+                # the similarity is kept before rewrites rescale scores
+                return [replace(hit, similarity=hit.score, bank_id=bank if banks else "") for hit in hits]
 
-        lists = await asyncio.gather(
-            *(one(t, v, h) for t, v, h in zip(phrasings.texts, vectors, nearest, strict=True))
-        )
-        return phrasings.merge(lists, key=lambda hit: hit.record.id)
+            return list(
+                await asyncio.gather(
+                    *(one(t, v, h) for t, v, h in zip(phrasings.texts, vectors, nearest, strict=True))
+                )
+            )
 
-    async def _expand(
-        self,
-        bank_id: str,
-        query: str,
-        vector: list[float],
-        limit: int,
-        time_range: TimeRange,
-        options: SearchOptions,
-        hops: int,
-        hits: list[ScoredRecord],
-    ) -> list[ScoredRecord]:
-        """Breadth-first over relations from the query's entities; facts about the reached ones join the
-        hits with at least ``best score * HOP_DECAY ** hops`` (at most half the limit of them)."""
-        anchors = await self.store.entities_named(bank_id, query_keys(query))
-        if not anchors:
-            return hits
-        paths: dict[str, tuple[str, ...]] = {key_of(e.name): (e.name,) for e in anchors}
-        frontier: list[Entity] = anchors
-        for _ in range(min(hops, 2)):
-            targets: dict[str, tuple[str, ...]] = {}
-            for entity in frontier:
-                for relation in entity.relations:
-                    key = key_of(relation.target)
-                    if key not in paths and key not in targets:
-                        targets[key] = (*paths[key_of(entity.name)], relation.target)
-            if not targets:
-                break
-            paths.update(targets)
-            frontier = await self.store.entities_named(bank_id, list(targets))
-            for entity in frontier:  # matched by an alias: the path goes on under its own name
-                own = key_of(entity.name)
-                if own not in paths:
-                    keys = [own, *(key_of(alias) for alias in entity.aliases)]
-                    path = next((targets[k] for k in keys if k in targets), None)
-                    if path is not None:
-                        paths[own] = (*path[:-1], entity.name)
-        reached = {key: path for key, path in paths.items() if len(path) > 1}
-        if not reached:
-            return hits
-        facts = await self.store.search(
-            bank_id,
-            vector,
-            max(1, limit // 2),
-            time_range,
-            replace(options, kinds=options.kinds or DISTILLED, min_score=0.0),
-            subjects=[path[-1] for path in reached.values()],
-        )
-        best = hits[0].score if hits else 0.0
-        by_id = {hit.record.id: hit for hit in hits}
-        for fact in facts:
-            path = reached.get(key_of(fact.record.subject))
-            if path is None:
-                continue
-            score = max(fact.score, best * HOP_DECAY ** (len(path) - 1))
-            if score < options.min_score:
-                continue
-            held = by_id.get(fact.record.id)
-            if held is None or held.score < score:
-                by_id[fact.record.id] = ScoredRecord(fact.record, score, path)
-        return sorted(by_id.values(), key=lambda hit: -hit.score)[:limit]
+        if not banks:
+            lists = await of_bank(bank_id)
+        else:
+            per_bank = await asyncio.gather(*(of_bank(bank) for bank in banks))
+            lists = [
+                sorted(
+                    (hit for found in per_bank for hit in found[index]),
+                    key=lambda hit: (-hit.score, hit.bank_id, hit.record.id),
+                )[:limit]
+                for index in range(len(phrasings.texts))
+            ]
+        return phrasings.merge(lists, key=lambda hit: f"{hit.bank_id}/{hit.record.id}")
 
     # ----- history, review, tiers, delete -------------------------------------------------------------
+    async def records(self, bank_id: str, ids: Sequence[str]) -> list[SemanticRecord]:
+        """The records with these ids (either tier), in the order asked; unknown ids are left out."""
+        found = await self.store.get(bank_id, ids)
+        return [found[record_id].record for record_id in dict.fromkeys(ids) if record_id in found]
+
     async def history(
         self, bank_id: str, record_id: str, subject: str, attribute: str
     ) -> list[SemanticRecord]:
@@ -587,10 +554,25 @@ class SemanticEngine:
 
     async def resolve(self, bank_id: str, review_id: str, resolution: Resolution) -> SemanticRecord:
         """Accept: the candidate supersedes what is current now. Reject: the candidate is kept as
-        history that never held. Returns the record current afterwards."""
-        item = await self.store.take_review(bank_id, review_id)
-        if item is None:
-            raise NotFound(f"review item {review_id!r} not found in bank {bank_id!r}")
+        history that never held. Returns the record current afterwards.
+
+        Under the bank's lock; the item leaves the queue only after its decision is written (a retry
+        applies it again, to the same end). A candidate whose turns were all deleted writes nothing."""
+        async with self._lock(bank_id):
+            item = await self.store.get_review(bank_id, review_id)
+            if item is None:
+                raise NotFound(f"review item {review_id!r} not found in bank {bank_id!r}")
+            alive = await self._alive(bank_id, [item.candidate])
+            if not alive:
+                await self.store.drop_review(bank_id, review_id)
+                raise NotFound(f"review item {review_id!r}: the turns it stood on were deleted")
+            current = await self._decide(bank_id, replace(item, candidate=alive[0]), resolution)
+            await self.store.drop_review(bank_id, review_id)
+            return current
+
+    async def _decide(self, bank_id: str, item: ReviewItem, resolution: Resolution) -> SemanticRecord:
+        """Write a decision (by id: writing it twice ends the same)."""
+        review_id = item.id
         candidate = item.candidate
         [vector] = await self.embedder.embed(bank_id, [embedding_text(candidate)])
         now = self.clock()
@@ -652,25 +634,35 @@ class SemanticEngine:
         source_turn_ids: Sequence[str],
         session_id: str = "",
         whole_bank: bool = False,
+        archived: bool = False,
     ) -> int:
-        """Delete by record id, cited source turn or session (or the whole bank); returns how many
-        records went. A record whose successor is deleted becomes current again, unless that successor
-        was superseded itself (an update's old version, archived): then the successor's successor replaces
-        it, as it replaced the deleted one."""
-        self._pages.forget(bank_id)
-        if whole_bank:
-            deleted = await self.store.delete_bank(bank_id)
-            log.info("deleted bank", extra={"records": deleted})
-            return deleted
-        named = await self.store.get(bank_id, ids) if ids else {}
-        gone = await self.store.delete(bank_id, ids, source_turn_ids, session_id)
-        successors = _successors(gone, {i: held.record.superseded_by for i, held in named.items()})
-        relinked = 0
-        for record_id, successor in successors.items():
-            relinked += await self.store.relink(bank_id, record_id, successor)
-        restored = await self.store.restore(bank_id, [i for i in gone if i not in successors])
-        log.info("deleted", extra={"records": len(gone), "restored": restored, "relinked": relinked})
-        return len(gone)
+        """Delete records by id, and turns that are gone (named, or a session's) with what stands on them
+        (:mod:`.erase`: lineage subtracted, tombstones left; ``archived``: a restore may lift them), or
+        the whole bank; returns how many records went. A record whose successor is deleted becomes
+        current again, unless that successor was superseded itself (an update's old version, archived):
+        then the successor's successor replaces it, as it replaced the deleted one. It becomes current
+        only while it stands on a live turn (:func:`.erase.reelect`): a value whose turns are all archived
+        or replaced stays history."""
+        async with self._lock(bank_id):
+            self._pages.forget(bank_id)
+            if whole_bank:
+                turns = await self.store.bank_turns(bank_id)
+                deleted = await self.store.delete_bank(bank_id)
+                await self.store.bury(bank_id, turns, recoverable=False)
+                log.info("deleted bank", extra={"records": deleted})
+                return deleted
+            done = await erase(self.store, bank_id, ids, source_turn_ids, session_id, archived)
+            successors = _successors(done.gone, done.links)
+            relinked = 0
+            for record_id, successor in successors.items():
+                relinked += await self.store.relink(bank_id, record_id, successor)
+            restored = await reelect(self.store, bank_id, [i for i in done.gone if i not in successors])
+            await self.store.rebuild_entities(bank_id, sorted(done.touched))
+            if done.orphans:  # a review whose rival went: its candidate is settled as if it came now
+                await self._write(bank_id, done.orphans, Extraction())
+            self._pages.forget(bank_id)
+            log.info("deleted", extra={"records": len(done.gone), "restored": restored, "relinked": relinked})
+            return len(done.gone)
 
 
 def _successors(gone: Sequence[str], superseded_by: dict[str, str]) -> dict[str, str]:

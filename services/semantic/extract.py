@@ -407,6 +407,7 @@ def fact_record(
         speaker=turn.speaker,
         session_id=turn.session_id,
         meta=replace(turn.meta, source_turn_ids=tuple(dict.fromkeys((turn.id, *turn.meta.source_turn_ids)))),
+        lineage=(turn.id,),
         subject=subject,
         attribute=attribute,
         value=value,

@@ -1,8 +1,9 @@
 """Facts from turns by the configured LLM: one schema-constrained call per Upsert batch.
 
 The answer names the turn each fact came from by its number in the prompt, so every fact keeps its
-source turn ids. A failed, late or empty answer returns None and the engine falls back to the rules;
-an LLM is never needed for the write path to work.
+source turn ids. A failed or late answer raises: the pass is queued work and is tried again
+(:mod:`.llm_passes`); the rules' facts are written meanwhile, so an LLM is never needed for the write
+path to work.
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ class LLMExtractor:
         self._timeout = timeout_seconds
         self._max_turns = max_turns
 
-    async def extract(self, bank_id: str, turns: Sequence[SemanticRecord]) -> Extraction | None:
-        """The facts, or None when the LLM gives no usable answer in time (the rules take over)."""
+    async def extract(self, bank_id: str, turns: Sequence[SemanticRecord]) -> Extraction:
+        """The facts; LLMError or TimeoutError when the LLM gives no usable answer in time."""
         batch = list(turns)[: self._max_turns]
         lines = [
             f"{n}. [{t.meta.time.date().isoformat() if t.meta.time else 'undated'}] "
@@ -80,10 +81,8 @@ class LLMExtractor:
                 self._timeout,
             )
         except (LLMError, TimeoutError) as exc:
-            log.warning(
-                "llm fact extraction failed; using rules", extra={"error": repr(exc), "bank_id": bank_id}
-            )
-            return None
+            log.warning("llm fact extraction failed", extra={"error": repr(exc), "bank_id": bank_id})
+            raise
         return _parse(answer, batch)
 
 

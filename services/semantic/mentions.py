@@ -17,8 +17,8 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
+from hindsight.runtime.text import key_of
 from hindsight.semantic.extract import FAMILY_AND_WORK_RELATIONS
-from hindsight.semantic.store import key_of
 
 PERSON = "person"
 OTHER = "other"

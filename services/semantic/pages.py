@@ -9,8 +9,10 @@ about the entity, with their supersede chains, are read from the facts themselve
 
 On write, :meth:`PageKeeper.annotate` finds the mentions of each turn (:mod:`.mentions`) with the names the
 bank already knows (cached per bank, refreshed from the graph after :data:`GAZETTEER_TTL` seconds), and
-returns the page updates: counts only for turns the store does not hold yet, so a re-delivered turn counts
-once. On recall, :meth:`PageKeeper.matches` says which of the bank's entities a query names, with the
+returns each turn's page updates. The store keeps them per turn (a contribution, :mod:`.lineage_store`) and
+builds each page from the contributions that name it: a re-delivered turn replaces its own, so it counts
+once, and a deleted turn is subtracted exactly (its mentions, co-mentions and first or last sighting).
+On recall, :meth:`PageKeeper.matches` says which of the bank's entities a query names, with the
 turns that name them: the edge's entity channel.
 """
 
@@ -27,6 +29,8 @@ from typing import cast
 
 from hindsight.runtime.errors import InvalidArgument, NotFound
 from hindsight.runtime.offload import off_loop
+from hindsight.runtime.paging import page_offset, page_token
+from hindsight.runtime.text import key_of
 from hindsight.semantic.extract import Extraction
 from hindsight.semantic.mentions import (
     ADDRESSED,
@@ -37,7 +41,7 @@ from hindsight.semantic.mentions import (
     speaker_entity,
 )
 from hindsight.semantic.records import DISTILLED, Entity, RecordKind, SemanticRecord
-from hindsight.semantic.store import VectorStore, key_of
+from hindsight.semantic.store import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +59,7 @@ RECENT_ENTRIES = 4_096
 MAX_MENTION_SCAN = 20_000
 """Mentions a page read scans (newest first among them)."""
 MAX_PAGE_TOKEN = 10_000_000
+"""The largest offset a page token may name."""
 DETECT_OFF_LOOP_CHARS = 1_500
 """Characters of turns from which mention detection (~0.5 us per character) runs on a worker thread."""
 
@@ -83,20 +88,6 @@ class EntityPage:
     facts: tuple[SemanticRecord, ...] = ()
     mentions: tuple[SemanticRecord, ...] = ()
     next_page_token: str = ""
-
-
-def page_token(offset: int) -> str:
-    """The token of the page starting at ``offset`` ("" when there is none)."""
-    return str(offset) if offset > 0 else ""
-
-
-def page_offset(token: str, field_name: str = "page_token") -> int:
-    """The offset a token names; a token this layer did not give is the caller's error."""
-    if not token:
-        return 0
-    if not token.isdigit() or int(token) > MAX_PAGE_TOKEN:
-        raise InvalidArgument(field_name, "is not a token from a previous page")
-    return int(token)
 
 
 def _relative_aliases(mention: Mention) -> tuple[str, ...]:
@@ -206,12 +197,11 @@ class PageKeeper:
 
     async def annotate(
         self, bank_id: str, records: Sequence[SemanticRecord], extraction: Extraction
-    ) -> tuple[list[SemanticRecord], list[Entity]]:
-        """``records`` with the keys of the entities each turn names, and the page updates of the turns
-        the store does not hold yet."""
+    ) -> tuple[list[SemanticRecord], dict[str, list[Entity]]]:
+        """``records`` with the keys of the entities each turn names, and each turn's page updates."""
         turns = [record for record in records if record.kind is RecordKind.TURN]
         if not turns:
-            return list(records), []
+            return list(records), {}
         self._recent.forget(bank_id)
         self._turn_counts.pop(bank_id, None)
         names = await self._names(bank_id)
@@ -222,11 +212,10 @@ class PageKeeper:
         for turn in turns:
             if owner := speaker_entity(turn.speaker):
                 names.add(owner, PERSON)
-        known = await self.store.known_ids(bank_id, [turn.id for turn in turns])
 
-        def detect() -> tuple[dict[str, SemanticRecord], list[Entity]]:
+        def detect() -> tuple[dict[str, SemanticRecord], dict[str, list[Entity]]]:
             annotated: dict[str, SemanticRecord] = {}
-            updates: list[Entity] = []
+            updates: dict[str, list[Entity]] = {}
             for turn in turns:
                 found = mentions_of(turn.text, turn.speaker, names)
                 for mention in found:  # names learned here are known to the turns that follow
@@ -236,8 +225,7 @@ class PageKeeper:
                         names.add(mention.said, mention.type, mention.name)
                 named = tuple(m.key for m in found if m.how not in {"spoke", ADDRESSED})
                 annotated[turn.id] = replace(turn, entities=named)
-                if turn.id not in known:
-                    updates.extend(page_updates(turn, found))
+                updates[turn.id] = page_updates(turn, found)
             return annotated, updates
 
         chars = sum(len(turn.text) for turn in turns)
@@ -330,7 +318,7 @@ class PageKeeper:
     async def page(self, bank_id: str, name: str, mention_limit: int, token: str = "") -> EntityPage:
         """The page of the entity ``name``: its facts with their history, and ``mention_limit`` of the
         turns that mention it (spoken or named), newest first, from the offset ``token`` names."""
-        offset = page_offset(token)
+        offset = page_offset(token, maximum=MAX_PAGE_TOKEN)
         entity = await self.entity(bank_id, name)
         keys = list(dict.fromkeys(key_of(n) for n in (entity.name, *entity.aliases)))
         facts, mentions = await asyncio.gather(
@@ -357,7 +345,7 @@ class PageKeeper:
     ) -> tuple[list[Entity], str]:
         """One page of the bank's entities by name (of one type, or starting with ``prefix``), and the
         token of the next page."""
-        offset = page_offset(token)
+        offset = page_offset(token, maximum=MAX_PAGE_TOKEN)
         found = await self.store.list_entities(bank_id, limit + 1, entity_type, prefix, offset)
         following = offset + limit if len(found) > limit else 0
         return found[:limit], page_token(following)

@@ -58,6 +58,9 @@ class SemanticRecord:
     cold: bool = False
     entities: tuple[str, ...] = ()
     """Keys of the entities the record names besides its speaker (set by the layer: its entity pages)."""
+    lineage: tuple[str, ...] = ()
+    """The turns whose text a derived record stands on (a fact drawn from a turn: that turn only, not the
+    versions it cites); it dies with the last of them. Empty: the provenance (:func:`lineage_of`)."""
 
     @property
     def current(self) -> bool:
@@ -70,6 +73,14 @@ class SemanticRecord:
         return 1 + len(self.merged_ids)
 
 
+def lineage_of(record: SemanticRecord) -> tuple[str, ...]:
+    """The turns a record stands on: a turn itself only (never the versions its provenance cites), else its
+    lineage, else its provenance. A record standing on no turn dies only by its own id or session."""
+    if record.kind is RecordKind.TURN:
+        return (record.id,)
+    return record.lineage or record.meta.source_turn_ids
+
+
 @dataclass(frozen=True)
 class ScoredRecord:
     """A record with its cosine similarity to a query; ``expanded_via`` when found through the graph."""
@@ -77,6 +88,10 @@ class ScoredRecord:
     record: SemanticRecord
     score: float
     expanded_via: tuple[str, ...] = ()
+    similarity: float = 0.0
+    """The cosine similarity as found, kept when rewrites' lists are merged (``score`` is rescaled)."""
+    bank_id: str = ""
+    """Its bank, in a search over several banks (empty in a search of one)."""
 
 
 class Resolution(enum.Enum):
@@ -95,6 +110,11 @@ class ReviewItem:
     current: SemanticRecord
     reason: str
     created_at: datetime
+
+    @property
+    def lineage(self) -> tuple[str, ...]:
+        """The turns the candidate stands on: the item dies with the last of them."""
+        return lineage_of(self.candidate)
 
 
 @dataclass(frozen=True)
@@ -121,6 +141,28 @@ class Entity:
     last_seen: datetime | None = None
     related: tuple[tuple[str, int], ...] = ()
     """Entities mentioned in the same turns, with how many turns, most first."""
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """What one origin (a turn's mentions, one fact's entities) adds to entity pages, and the turns it
+    stands on: pages are rebuilt from the contributions left, so a deleted turn is subtracted exactly."""
+
+    origin: str
+    lineage: tuple[str, ...]
+    entities: tuple[Entity, ...]
+
+
+@dataclass(frozen=True)
+class PendingPass:
+    """An LLM fact pass waiting (or retrying) in the store: the turns it reads, and how it went so far."""
+
+    id: str
+    turns: tuple[SemanticRecord, ...]
+    attempts: int = 0
+    due: datetime | None = None
+    """When it runs next (None: given up, kept as the record of a pass that never succeeded)."""
+    error: str = ""
 
 
 @dataclass(frozen=True)

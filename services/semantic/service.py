@@ -21,9 +21,11 @@ from hindsight.semantic.backend import open_vector_store
 from hindsight.semantic.embedder import InferenceEmbedder, describe_model
 from hindsight.semantic.engine import SemanticEngine
 from hindsight.semantic.extract import RuleExtractor
+from hindsight.semantic.llm_adjudge import Adjudicator
 from hindsight.semantic.llm_extract import LLMExtractor
 from hindsight.semantic.servicer import SemanticServicer
 from hindsight.semantic.settings import SemanticSettings
+from hindsight.semantic.speakers import SpeakerPolicy
 
 SERVICE_NAME = "hindsight.semantic.v1.SemanticService"
 
@@ -40,6 +42,7 @@ async def open_service(
     """
     if not 0 <= settings.expansion_hops <= 2:
         raise FailedPrecondition("HINDSIGHT_SEMANTIC_EXPANSION_HOPS must be 0, 1 or 2")
+    speakers = SpeakerPolicy.parse(settings.speakers, settings.bank_speakers)  # refuses a bad mode first
     if not settings.inference_addr:
         raise FailedPrecondition(
             "HINDSIGHT_INFERENCE_ADDR is not set: the semantic layer needs the inference layer to embed texts"
@@ -67,6 +70,13 @@ async def open_service(
                 hops=settings.expansion_hops,
                 dedup_threshold=settings.dedup_threshold,
                 corrections=settings.corrections,
+                speakers=speakers,
+                corrections_by_meaning=settings.corrections_by_meaning,
+                adjudicator=(
+                    Adjudicator(llm, settings.llm_extract_timeout)
+                    if llm is not None and settings.corrections_llm
+                    else None
+                ),
                 pages=settings.entity_pages,
                 defences=settings.defences,
             )
@@ -74,9 +84,11 @@ async def open_service(
             def register(server: grpc.aio.Server) -> None:
                 semantic_pb2_grpc.add_SemanticServiceServicer_to_server(SemanticServicer(engine), server)
 
+            engine.resume()  # LLM fact passes a previous process left in the store
             try:
                 yield ServiceSpec(SERVICE_NAME, register, store.ready)
             finally:
+                engine.close()
                 await engine.drain()
     finally:
         await inference.close()

@@ -7,11 +7,14 @@ import asyncio
 import grpc
 
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
+from hindsight.runtime.banks import requested_banks
 from hindsight.runtime.errors import InvalidArgument
+from hindsight.runtime.interceptors import caller_var
 from hindsight.runtime.records import RecordMeta, TimeRange, from_timestamp, to_timestamp
 from hindsight.runtime.rewrites import check_phrasings
 from hindsight.runtime.validation import check_limit, check_text
 from hindsight.semantic.engine import DEFAULT_LIMIT, MAX_LIMIT, SemanticEngine
+from hindsight.semantic.export_rows import records_page
 from hindsight.semantic.pages import EntityMatch
 from hindsight.semantic.records import (
     Entity,
@@ -22,6 +25,7 @@ from hindsight.semantic.records import (
     SearchOptions,
     SemanticRecord,
 )
+from hindsight.semantic.validity import ValidityServicer
 
 MAX_QUERY_CHARS = 10_000
 MAX_RECORDS = 1024
@@ -31,6 +35,7 @@ MAX_ID_CHARS = 256
 MAX_FIELD_CHARS = 1_000
 MAX_TAGS = 100
 DEFAULT_PAGE = 100
+DEFAULT_EXPORT_PAGE = 256
 MAX_PAGE = 1_000
 DEFAULT_MENTIONS = 20
 DEFAULT_NAMED = 500
@@ -130,7 +135,11 @@ def record_to_pb(record: SemanticRecord) -> semantic_pb2.SemanticRecord:
 def scored_to_pb(hit: ScoredRecord) -> semantic_pb2.ScoredRecord:
     """Convert to protobuf."""
     return semantic_pb2.ScoredRecord(
-        record=record_to_pb(hit.record), score=hit.score, expanded_via=list(hit.expanded_via)
+        record=record_to_pb(hit.record),
+        score=hit.score,
+        expanded_via=list(hit.expanded_via),
+        similarity=hit.similarity,
+        bank_id=hit.bank_id,
     )
 
 
@@ -142,6 +151,7 @@ def review_to_pb(item: ReviewItem) -> semantic_pb2.ReviewItem:
         current=record_to_pb(item.current),
         reason=item.reason,
         created_at=to_timestamp(item.created_at),
+        source_turn_ids=list(item.lineage),
     )
 
 
@@ -201,7 +211,7 @@ def _keys(values: list[str], field_name: str) -> list[str]:
     return values
 
 
-class SemanticServicer(semantic_pb2_grpc.SemanticServiceServicer):
+class SemanticServicer(ValidityServicer, semantic_pb2_grpc.SemanticServiceServicer):
     """Thin: protobuf in, engine call, protobuf out."""
 
     def __init__(self, engine: SemanticEngine) -> None:
@@ -224,7 +234,12 @@ class SemanticServicer(semantic_pb2_grpc.SemanticServiceServicer):
         phrasings = check_phrasings(request.query, request.rewrites, weight, MAX_QUERY_CHARS)
         limit = check_limit(request.limit, "limit", DEFAULT_LIMIT, MAX_LIMIT)
         window = TimeRange.from_pb(request.time_range if request.HasField("time_range") else None)
-        search = self.engine.search(request.bank_id, phrasings, limit, window, options_from_pb(request))
+        banks = requested_banks(request.bank_id, request.bank_ids) if request.bank_ids else ()
+        if banks and request.match_entities:
+            raise InvalidArgument("match_entities", "names the entities of one bank: not with bank_ids")
+        search = self.engine.search(
+            request.bank_id, phrasings, limit, window, options_from_pb(request), banks=banks
+        )
         if not request.match_entities:
             hits = await search
             return semantic_pb2.SearchResponse(hits=[scored_to_pb(hit) for hit in hits])
@@ -244,8 +259,10 @@ class SemanticServicer(semantic_pb2_grpc.SemanticServiceServicer):
             raise InvalidArgument("whole_bank", "deletes everything: give no ids, turns or session with it")
         if not request.whole_bank and not ids and not turns and not request.session_id:
             raise InvalidArgument("ids", "give record ids, source_turn_ids, a session_id or whole_bank")
+        if request.archived and not turns:
+            raise InvalidArgument("archived", "applies to source_turn_ids: name the archived turns")
         deleted = await self.engine.delete(
-            request.bank_id, ids, turns, request.session_id, request.whole_bank
+            request.bank_id, ids, turns, request.session_id, request.whole_bank, request.archived
         )
         return semantic_pb2.DeleteResponse(deleted_count=deleted)
 
@@ -262,6 +279,20 @@ class SemanticServicer(semantic_pb2_grpc.SemanticServiceServicer):
             raise InvalidArgument("ids", "give record ids or unused_before")
         moved = await self.engine.mark_cold(request.bank_id, ids, before, request.importance_below)
         return semantic_pb2.MarkColdResponse(moved_count=moved)
+
+    async def ExportRecords(
+        self, request: semantic_pb2.ExportRecordsRequest, context: grpc.aio.ServicerContext
+    ) -> semantic_pb2.ExportRecordsResponse:
+        """The bank's learned records, entities and review queue, whole: for an operator's export."""
+        caller_var.get().require_all_banks("ExportRecords")
+        size = check_limit(request.page_size, "page_size", DEFAULT_EXPORT_PAGE, MAX_PAGE)
+        page = await records_page(self.engine.store, request.bank_id, size, request.page_token)
+        return semantic_pb2.ExportRecordsResponse(
+            records=[record_to_pb(record) for record in page.records],
+            next_page_token=page.next_page_token,
+            entities=[entity_to_pb(entity) for entity in page.entities],
+            reviews=[review_to_pb(item) for item in page.reviews],
+        )
 
     async def ListReviews(
         self, request: semantic_pb2.ListReviewsRequest, context: grpc.aio.ServicerContext
@@ -281,6 +312,15 @@ class SemanticServicer(semantic_pb2_grpc.SemanticServiceServicer):
             request.bank_id, request.review_id, _RESOLUTIONS[request.resolution]
         )
         return semantic_pb2.ResolveReviewResponse(current=record_to_pb(current))
+
+    async def GetRecords(
+        self, request: semantic_pb2.GetRecordsRequest, context: grpc.aio.ServicerContext
+    ) -> semantic_pb2.GetRecordsResponse:
+        if len(request.ids) > MAX_PAGE:
+            raise InvalidArgument("ids", f"must list at most {MAX_PAGE} ids")
+        ids = _keys(list(request.ids), "ids")
+        records = await self.engine.records(request.bank_id, ids)
+        return semantic_pb2.GetRecordsResponse(records=[record_to_pb(record) for record in records])
 
     async def History(
         self, request: semantic_pb2.HistoryRequest, context: grpc.aio.ServicerContext

@@ -76,6 +76,33 @@ class SemanticSettings:
         "A turn that corrects or restates an earlier statement (same subject, new value) supersedes it;"
         " recall ranks the old one below its correction and keeps it as history.",
     )
+    corrections_by_meaning: bool = env(
+        "HINDSIGHT_SEMANTIC_CORRECTIONS_BY_MEANING",
+        True,
+        "With HINDSIGHT_SEMANTIC_CORRECTIONS: a turn also supersedes the earlier turns that answer the same"
+        " question with another value, found by meaning (no 'my X is Y' needed; docs/retrieval.md).",
+    )
+    corrections_llm: bool = env(
+        "HINDSIGHT_SEMANTIC_CORRECTIONS_LLM",
+        False,
+        "When an LLM is configured (LLM_API_BASE): let it judge whether a retained turn answers the same"
+        " question as its nearest earlier turns with a new, current value (two calls at most per turn, in"
+        " the write path); off, or when it fails, the rules decide.",
+    )
+    speakers: str = env(
+        "HINDSIGHT_SEMANTIC_SPEAKERS",
+        "auto",
+        "Whose statements a bank holds, for corrections: 'person' (one person: every user turn is theirs),"
+        " 'auto' (named speakers are distinct people, unnamed ones are one person) or 'pooled' (several"
+        " people; an unnamed speaker is one person only inside a session). Per bank:"
+        " HINDSIGHT_SEMANTIC_BANK_SPEAKERS.",
+    )
+    bank_speakers: str = env(
+        "HINDSIGHT_SEMANTIC_BANK_SPEAKERS",
+        "",
+        "Per-bank override of HINDSIGHT_SEMANTIC_SPEAKERS: 'pattern=mode' pairs, comma-separated, bank ids"
+        " matched as shell patterns, first match wins (e.g. 'team-*=pooled,alice=person').",
+    )
     entity_pages: bool = env(
         "HINDSIGHT_SEMANTIC_PAGES",
         True,

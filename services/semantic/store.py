@@ -22,6 +22,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from hindsight.runtime.errors import FailedPrecondition, Unavailable
 from hindsight.runtime.records import RecordMeta, TimeRange, as_utc
+from hindsight.runtime.text import key_of
 from hindsight.semantic.edge_client import EdgeClient
 from hindsight.semantic.records import (
     DISTILLED,
@@ -36,6 +37,7 @@ from hindsight.semantic.records import (
     SemanticRecord,
     alias_name,
     collection_name,
+    lineage_of,
     prefix_start,
 )
 
@@ -58,11 +60,6 @@ SCROLL_PAGE = 256
 def point_id(bank_id: str, record_id: str) -> str:
     """The Qdrant point id of a record: stable, and distinct per bank."""
     return str(uuid.uuid5(_POINT_NAMESPACE, f"{bank_id}\x1f{record_id}"))
-
-
-def key_of(text: str) -> str:
-    """How names and values are compared: case, outer spaces and inner runs of spaces do not count."""
-    return " ".join(text.casefold().split())
 
 
 class VectorStore(Protocol):
@@ -234,6 +231,7 @@ def to_payload(bank_id: str, record: SemanticRecord, now: datetime | None = None
         "updated_ts": stamped.timestamp(),
         "entity_keys": list(record.entities),
         "speaker_key": key_of(record.speaker),
+        "lineage": list(record.lineage),
     }
 
 
@@ -262,6 +260,7 @@ def from_payload(payload: dict[str, Any], cold: bool = False) -> SemanticRecord:
         merged_ids=tuple(payload.get("merged_ids") or ()),
         cold=cold,
         entities=tuple(payload.get("entity_keys") or ()),
+        lineage=tuple(payload.get("lineage") or ()),
     )
 
 
@@ -615,9 +614,15 @@ class QdrantVectorStore:
         """Clear the link and the end of validity of records whose successor is gone."""
         if not superseded_by:
             return 0
-        selector = models.Filter(must=[_bank(bank_id), _any("superseded_by", superseded_by)])
+        return await self._make_current(
+            models.Filter(must=[_bank(bank_id), _any("superseded_by", superseded_by)])
+        )
+
+    async def _make_current(self, selector: models.Filter) -> int:
+        """Clear the successor link and the end of validity of the records ``selector`` picks, in both tiers;
+        how many there were."""
         payload = {"valid_to": None, "valid_to_ts": OPEN_FUTURE, "superseded_by": "", "current": True}
-        restored = 0
+        made = 0
         with qdrant_errors(self._target):
             for collection in (self.collection, self.cold):
                 count = (await self._client.count(collection, count_filter=selector, exact=True)).count
@@ -625,8 +630,8 @@ class QdrantVectorStore:
                     await self._client.set_payload(
                         collection, payload=payload, points=models.FilterSelector(filter=selector), wait=True
                     )
-                restored += count
-        return restored
+                made += count
+        return made
 
     async def relink(self, bank_id: str, superseded_by: str, by: str) -> int:
         """Payload-only update of the ``superseded_by`` link, in both tiers."""
@@ -850,6 +855,8 @@ class QdrantVectorStore:
             "candidate": to_payload(bank_id, item.candidate),
             "current": to_payload(bank_id, item.current),
             "reason": item.reason,
+            "lineage": list(item.lineage),
+            "current_lineage": list(lineage_of(item.current)),
             "created_at": _iso(item.created_at),
             "created_ts": item.created_at.timestamp(),
         }
@@ -947,6 +954,7 @@ _KEYWORD_FIELDS = (
     "superseded_by",
     "entity_keys",
     "speaker_key",
+    "lineage",
 )
 _FLOAT_FIELDS = ("time_ts", "valid_from_ts", "valid_to_ts", "updated_ts", "importance")
 
@@ -984,8 +992,9 @@ async def record_indexes(client: QdrantAPI, name: str) -> None:
 async def graph_indexes(client: QdrantAPI, name: str) -> None:
     """The payload indexes of a graph collection (entities and review items)."""
     await _bank_index(client, name)
-    for field_name in ("type", "keys"):
+    for field_name in ("type", "keys", "lineage"):
         await client.create_payload_index(name, field_name, models.PayloadSchemaType.KEYWORD, wait=True)
+    await client.create_payload_index(name, "due_ts", models.PayloadSchemaType.FLOAT, wait=True)
 
 
 async def _bank_index(client: QdrantAPI, name: str) -> None:

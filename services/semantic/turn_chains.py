@@ -16,11 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from hindsight.runtime.modality import asserts_now
+from hindsight.runtime.text import key_of
+from hindsight.semantic.by_meaning import Finder
 from hindsight.semantic.corrections import (
     Reading,
     Statement,
     affirmatives,
-    fold,
     keyed,
     owner_of,
     read,
@@ -30,11 +32,22 @@ from hindsight.semantic.corrections import (
     turn_subject,
 )
 from hindsight.semantic.extract import RuleExtractor, is_multi_valued
+from hindsight.semantic.llm_adjudge import Adjudicator
 from hindsight.semantic.records import DISTILLED, EmbeddedRecord, RecordKind, SemanticRecord
+from hindsight.semantic.same_question import comparable_values
+from hindsight.semantic.speakers import BankSpeakers, SpeakerPolicy
 from hindsight.semantic.store import VectorStore
 from hindsight.semantic.trust import may_replace
 
 log = logging.getLogger(__name__)
+
+
+def asserted(text: str, reading: Reading) -> Reading:
+    """``reading`` without what ``text`` does not assert as holding now (:mod:`.modality`): a question, a
+    condition, a plan called off or a story about another time states no value that replaces another."""
+    kept = tuple(s for s in reading.statements if asserts_now(text, s.value or next(iter(s.denied), "")))
+    loose = reading.loose_denials if asserts_now(text) else ()
+    return replace(reading, statements=kept, loose_denials=loose)
 
 
 @dataclass
@@ -64,6 +77,16 @@ class TurnChains:
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     guarded: bool = True
     """Whether an unverified source (tool, external) is kept from superseding a trusted one."""
+    speakers: SpeakerPolicy = field(default_factory=SpeakerPolicy)
+    """Which turns of a bank come from the same person (:mod:`.speakers`)."""
+    by_meaning: bool = True
+    """Whether a turn that states no "my X is Y" still supersedes the earlier turns answering the same
+    question (:mod:`.by_meaning`)."""
+    adjudicator: Adjudicator | None = None
+    """The LLM's judgement of those, when configured (:mod:`.llm_adjudge`)."""
+
+    _one_person: bool = field(default=False, init=False, repr=False)
+    _bank: str = field(default="", init=False, repr=False)
 
     def _now(self) -> datetime:
         return self.clock()
@@ -86,7 +109,7 @@ class TurnChains:
             record = item.record
             own = [f for f in facts if record.id in f.meta.source_turn_ids]
             single = {f.attribute for f in own if not is_multi_valued(f.attribute)}
-            reading = read(record, own, single)
+            reading = asserted(record.text, read(record, own, single))
             denied = self._denied_facts(record)
             if denied:
                 fact_denials[record.id] = denied
@@ -104,9 +127,15 @@ class TurnChains:
                 supersedes=held.record.supersedes if held else record.supersedes,
             )
             links.records[record.id] = chained
-        if all(r.empty for r in readings.values()):
+        parsed = not all(r.empty for r in readings.values())
+        if not parsed and not self.by_meaning:
             return links
-        stored = await self._stored(store, bank_id, readings, fact_denials)
+        stored = await self._stored(store, bank_id, readings, fact_denials) if parsed else []
+        self._one_person = self.speakers.mode(bank_id) is not BankSpeakers.POOLED
+        self._bank = bank_id
+        finder = Finder(self.speakers, self.guarded, self.adjudicator) if self.by_meaning else None
+        nearest = await finder.nearest(store, bank_id, turns) if finder is not None else {}
+        earlier: list[EmbeddedRecord] = []
         current: dict[tuple[str, str], list[tuple[Statement, SemanticRecord]]] = {}
         for record in stored:
             if record.kind is RecordKind.TURN and (statement := stored_statement(record)) is not None:
@@ -120,6 +149,9 @@ class TurnChains:
             replaced += self._close_facts(record, fact_denials.get(record.id, ()), stored, links)
             if reading.cue and not replaced and self._denials(reading):
                 replaced += await self._by_value(store, bank_id, record, reading, done, links)
+            if finder is not None and not replaced and record.id in nearest:
+                replaced += await self._by_meaning(finder, nearest[record.id], item, earlier, links)
+            earlier.append(EmbeddedRecord(links.records[record.id], item.vector))
             for statement in reading.statements:
                 if statement.value:
                     current.setdefault(statement.key, []).append((statement, links.records[record.id]))
@@ -138,7 +170,7 @@ class TurnChains:
         for sentence in affirmatives(record.text):
             probe = replace(record, id=record.id + "\x1fdenied", text=sentence)
             for fact in self.extractor.extract([probe]).facts:
-                if fold(fact.subject) == "user" and fold(owner_of(record)) != "user":
+                if key_of(fact.subject) == "user" and key_of(owner_of(record)) != "user":
                     continue  # an unnamed agent's "I" (the extractor calls every unnamed speaker "user")
                 found.append(Statement(fact.subject, fact.attribute, denied=(fact.value,)))
         return found
@@ -175,7 +207,8 @@ class TurnChains:
             hits = [
                 (said, r)
                 for said, r in held
-                if replaces(statement, record, reading.cue, said, r, self.guarded)
+                if replaces(statement, record, reading.cue, said, r, self.guarded, self._one_person)
+                and (not statement.value or comparable_values(said.value, statement.value))
             ]
             named = [(s, r) for s, r in hits if any(same_value(d, s.value) for d in statement.denied)]
             for _, old in named or hits:
@@ -187,7 +220,7 @@ class TurnChains:
             for said, old in held:
                 if (
                     old.id not in links.records
-                    and replaces(said, old, False, statement, record, self.guarded)
+                    and replaces(said, old, False, statement, record, self.guarded, self._one_person)
                     and (old.meta.time or _oldest()) > (record.meta.time or _oldest())
                 ):
                     links.records[record.id] = replace(
@@ -213,7 +246,7 @@ class TurnChains:
             for fact in stored:
                 if (
                     fact.kind in DISTILLED
-                    and (fold(fact.subject), fact.attribute) == statement.key
+                    and (key_of(fact.subject), fact.attribute) == statement.key
                     and any(same_value(value, fact.value) for value in statement.denied)
                     and int(record.meta.trust) >= int(fact.meta.trust)
                     and (not self.guarded or may_replace(record.meta.source, fact.meta.source))
@@ -240,7 +273,7 @@ class TurnChains:
         statement of the same speaker, in the batch or stored, whose value it names."""
         owner = owner_of(record)
         wrong = self._denials(reading)
-        stored = await store.current_about(bank_id, [fold(turn_subject(owner))])
+        stored = await store.current_about(bank_id, [key_of(turn_subject(owner))])
         candidates = {r.id: r for r in [*(held.record for held in stored), *done]}
 
         def named(old: SemanticRecord) -> bool:
@@ -251,7 +284,7 @@ class TurnChains:
                 and old.current
                 and old.kind is RecordKind.TURN
                 and old.id != record.id
-                and fold(said.owner) == fold(owner)
+                and key_of(said.owner) == key_of(owner)
                 and (old.meta.time or _oldest()) <= (record.meta.time or _oldest())
                 and int(record.meta.trust) >= int(old.meta.trust)
                 and (not self.guarded or may_replace(record.meta.source, old.meta.source))
@@ -264,6 +297,28 @@ class TurnChains:
         latest = max(found, key=lambda r: (r.meta.time or _oldest(), r.id))
         self._supersede(links.records.get(latest.id, latest), record.id, links)
         return 1
+
+    async def _by_meaning(
+        self,
+        finder: Finder,
+        stored: Sequence[tuple[float, SemanticRecord]],
+        item: EmbeddedRecord,
+        earlier: Sequence[EmbeddedRecord],
+        links: Links,
+    ) -> int:
+        """The earlier turns (stored, or of this write) that ``item`` answers anew (:mod:`.by_meaning`)."""
+        record = links.records[item.record.id]
+        closed = {old_id for old_id, _, _ in links.superseded}
+        found = finder.candidates(EmbeddedRecord(record, item.vector), stored, earlier)
+        candidates = [links.records.get(c.id, c) for c in found if c.id not in closed]
+        replaced = await finder.adjudged(self._bank, record, candidates)
+        for old in replaced:
+            self._supersede(old, record.id, links)
+        if replaced:
+            log.info(
+                "superseded by meaning", extra={"turn": record.id, "superseded": [r.id for r in replaced]}
+            )
+        return len(replaced)
 
     def _supersede(self, old: SemanticRecord, by: str, links: Links) -> None:
         """Link ``old`` below the turn ``by``: in the batch by rewriting it, else after the write."""

@@ -20,11 +20,11 @@ from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import TimeRange, Turn
 from hindsight.runtime.rewrites import Phrasings
 from hindsight.runtime.text import term_counts, terms
+from hindsight.runtime.token_counts import ScriptEstimate, TokenCounter
 from hindsight.working.entries import Entry, EntryKind, summary_entry, with_importance
 from hindsight.working.settings import WorkingSettings
 from hindsight.working.store import Indexed, SessionStats, WindowStore, searchable_text
 from hindsight.working.summarise import EXTRACTIVE, ExtractiveSummariser, Summariser, source_text
-from hindsight.working.tokens import ScriptEstimate, TokenCounter
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,8 @@ class RecentHit:
 
     turn: Turn
     score: float
+    bank_id: str = ""
+    """Its bank, in a search over several banks (empty in a search of one)."""
 
 
 @dataclass(frozen=True)
@@ -366,39 +368,56 @@ class WorkingMemory:
         limit: int,
         window: TimeRange | None = None,
         tags: Collection[str] = (),
+        banks: Sequence[str] = (),
     ) -> list[RecentHit]:
         """Recent entries of one session (or of the bank's live sessions) ranked against ``query`` and each
         of its rewrites, the lists merged into one (see :mod:`hindsight.runtime.rewrites`).
 
         The entries are read once for every phrasing. ``window`` and ``tags`` filter each phrasing's best
-        ``limit`` turns before the merge (the stored headers hold neither times nor tags).
+        ``limit`` turns before the merge (the stored headers hold neither times nor tags). ``banks``: search
+        these banks together instead of ``bank_id``; term-overlap scores do not depend on the bank, so each
+        phrasing's hits of every bank are one ranking, and each hit names its bank.
         """
         phrasings = Phrasings.of(query)
         window = window or TimeRange()
         now = self.clock()
-        if session_id:
-            sessions = [session_id]
-        else:
-            sessions = await self.store.live_sessions(bank_id, now, self.settings.search_sessions)
-        candidates = await self.store.recent(bank_id, sessions, self.settings.search_entries)
+        chosen = tuple(banks) or (bank_id,)
+
+        async def entries(bank: str) -> list[Indexed]:
+            if session_id:
+                sessions = [session_id]
+            else:
+                sessions = await self.store.live_sessions(bank, now, self.settings.search_sessions)
+            return await self.store.recent(bank, sessions, self.settings.search_entries)
+
+        pools = await asyncio.gather(*(entries(bank) for bank in chosen))
         half_life = self.settings.recency_half_life_seconds
 
         def ranked() -> list[list[RecentHit]]:
-            decoded: dict[str, Turn | None] = {}
+            decoded: dict[tuple[str, str], Turn | None] = {}
             lists = []
             for text in phrasings.texts:
+                found = [
+                    (bank, item, score)
+                    for bank, candidates in zip(chosen, pools, strict=True)
+                    for item, score in rank_recent(text, candidates, now, half_life, limit)
+                ]
+                if len(chosen) > 1:  # the best ``limit`` of every bank's, ordered as one bank's are
+                    found.sort(key=lambda hit: (-hit[2], -hit[1].appended_at, hit[0], hit[1].id))
+                    found = found[:limit]
                 hits = []
-                for item, score in rank_recent(text, candidates, now, half_life, limit):
-                    if item.id not in decoded:
-                        decoded[item.id] = _decoded_turn(item)
-                    turn = decoded[item.id]
+                for bank, item, score in found:
+                    if (bank, item.id) not in decoded:
+                        decoded[bank, item.id] = _decoded_turn(item)
+                    turn = decoded[bank, item.id]
                     if turn is not None and window.contains(turn.meta.time) and turn.meta.carries_tags(tags):
-                        hits.append(RecentHit(turn, score))
+                        hits.append(RecentHit(turn, score, bank if banks else ""))
                 lists.append(hits)
             return lists
 
-        lists = await off_loop(ranked, size=len(candidates) * len(phrasings.texts), threshold=RANK_OFF_LOOP)
-        return phrasings.merge(lists, key=lambda hit: hit.turn.id)
+        size = sum(len(pool) for pool in pools) * len(phrasings.texts)
+        lists = await off_loop(ranked, size=size, threshold=RANK_OFF_LOOP)
+        return phrasings.merge(lists, key=lambda hit: f"{hit.bank_id}/{hit.turn.id}")
 
 
 def _decoded_turn(item: Indexed) -> Turn | None:

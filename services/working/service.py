@@ -14,12 +14,12 @@ from hindsight.runtime.main import run_service
 from hindsight.runtime.server import ServiceSpec
 from hindsight.runtime.settings import load
 from hindsight.runtime.startup import retry_until_open
+from hindsight.runtime.token_counts import token_counter
 from hindsight.working.engine import WorkingMemory
 from hindsight.working.servicer import WorkingServicer
 from hindsight.working.settings import WorkingSettings
 from hindsight.working.store import RedisWindowStore
 from hindsight.working.summarise import ExtractiveSummariser, LlmSummariser, Summariser
-from hindsight.working.tokens import token_counter
 
 SERVICE_NAME = working_pb2.DESCRIPTOR.services_by_name["WorkingMemoryService"].full_name
 

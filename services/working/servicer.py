@@ -8,6 +8,7 @@ import grpc
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
+from hindsight.runtime.banks import requested_banks
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.records import TimeRange, Turn
 from hindsight.runtime.rewrites import check_phrasings
@@ -96,9 +97,13 @@ class WorkingServicer(working_pb2_grpc.WorkingMemoryServiceServicer):
         limit = check_limit(request.limit, "limit", DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
         window = TimeRange.from_pb(request.time_range if request.HasField("time_range") else None)
         tags = check_tags(request.tags)
-        hits = await self._memory.search(request.bank_id, phrasings, session_id, limit, window, tags)
+        banks = requested_banks(request.bank_id, request.bank_ids) if request.bank_ids else ()
+        hits = await self._memory.search(request.bank_id, phrasings, session_id, limit, window, tags, banks)
         return working_pb2.SearchRecentResponse(
-            hits=[common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score) for hit in hits]
+            hits=[
+                common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score, bank_id=hit.bank_id)
+                for hit in hits
+            ]
         )
 
     async def ForgetTurns(

@@ -27,13 +27,12 @@ the counters always agree with the list they describe.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import random
 import uuid
 from collections import Counter, OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
@@ -46,6 +45,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.exceptions import WatchError
 
+from hindsight.runtime.database import store_errors
 from hindsight.runtime.errors import Unavailable
 from hindsight.runtime.records import RecordMeta, Role, Turn
 from hindsight.runtime.text import terms as text_terms
@@ -53,6 +53,9 @@ from hindsight.working.entries import Entry, EntryKind
 from hindsight.working.settings import WorkingSettings
 
 log = logging.getLogger(__name__)
+
+_STORE = "working memory store"
+"""How errors name this store (``working memory store unreachable: ...``)."""
 
 _MAX_ATTEMPTS = 30
 """Optimistic-lock attempts of one write; only concurrent writes to the same session ever retry."""
@@ -169,7 +172,8 @@ class WindowStore(Protocol):
         ...
 
     async def forget(self, bank_id: str, turn_ids: Sequence[str]) -> int:
-        """Remove the turns, and summaries made from them, from every window of the bank; return how many."""
+        """Remove the turns, and summaries made from them, from every window of the bank (a window left empty
+        goes with its keys); return how many."""
         ...
 
     async def drop_bank(self, bank_id: str) -> int:
@@ -297,6 +301,41 @@ def _decode_all(raws: Sequence[Any], key: str) -> list[Entry]:
     return result
 
 
+def _turn_time(raw: str) -> datetime | None:
+    """The time of the turn an encoded entry holds (None for a summary or an entry that cannot be read)."""
+    try:
+        entry = decode_entry(raw)
+    except (ValueError, KeyError, TypeError):
+        return None
+    return entry.turn.meta.time if entry.kind is EntryKind.TURN else None
+
+
+def _older_than(fresh: Sequence[Entry], newest_raw: str) -> bool:
+    """Whether a fresh turn is older than the newest entry of the window (so it does not go at the end)."""
+    newest = _turn_time(newest_raw)
+    return newest is not None and any(
+        entry.turn.meta.time is not None and entry.turn.meta.time < newest for entry in fresh
+    )
+
+
+def _insert_by_time(current: list[str], fresh: Sequence[Entry], encoded: dict[str, str]) -> list[str]:
+    """``current`` with each fresh turn placed after the last entry that is not newer than it (summaries,
+    which open the list, count as older than every turn); the order of what is there is kept."""
+    merged = list(current)
+    times: list[datetime | None] = [_turn_time(raw) for raw in merged]
+    for entry in fresh:
+        at = entry.turn.meta.time
+        position = len(merged)
+        if at is not None:
+            position = 0
+            for index, when in enumerate(times):
+                if when is None or when <= at:
+                    position = index + 1
+        merged.insert(position, encoded[entry.id])
+        times.insert(position, at)
+    return merged
+
+
 def _stats_from(values: Sequence[Any]) -> SessionStats:
     tokens, turns, summaries = (int(value or 0) for value in values)
     return SessionStats(tokens, turns, summaries)
@@ -306,15 +345,6 @@ def _new_epoch() -> str:
     return uuid.uuid4().hex
 
 
-@contextlib.asynccontextmanager
-async def _unavailable_on_connection_errors() -> AsyncIterator[None]:
-    """A store that cannot be reached is UNAVAILABLE to the caller (retryable), not INTERNAL."""
-    try:
-        yield
-    except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-        raise Unavailable(f"working memory store unreachable: {exc}") from exc
-
-
 @dataclass(frozen=True)
 class _AppendPlan:
     fresh: list[Entry]
@@ -322,6 +352,9 @@ class _AppendPlan:
     after: SessionStats
     new_epoch: bool
     """The list is created or its head trimmed: positions change, so search caches must reload."""
+    rewrite: list[str] | None = None
+    """The whole list, when a fresh turn is older than the newest one there (a turn that missed the
+    window, appended again from episodic memory) and goes in its place by time rather than at the end."""
 
 
 @dataclass(frozen=True)
@@ -364,7 +397,7 @@ class RedisWindowStore:
 
     async def _optimistic(self, what: str, attempt_once: Callable[[Any], Awaitable[_T]]) -> _T:
         """Run ``attempt_once(pipe)`` until its EXEC is not beaten by a concurrent writer."""
-        async with _unavailable_on_connection_errors(), self._redis.pipeline(transaction=True) as pipe:
+        async with store_errors(_STORE), self._redis.pipeline(transaction=True) as pipe:
             for attempt in range(_MAX_ATTEMPTS):
                 try:
                     return await attempt_once(pipe)
@@ -412,7 +445,8 @@ class RedisWindowStore:
             reads.zmscore(self._keys.ids(bank_id, session_id), ids)
             reads.llen(turns_key)
             reads.hmget(self._keys.meta(bank_id, session_id), "tokens", "turns", "summaries")
-            scores, length, counters = await reads.execute()
+            reads.lindex(turns_key, -1)
+            scores, length, counters, newest = await reads.execute()
         seen = {turn_id for turn_id, score in zip(ids, scores, strict=True) if score is not None}
         fresh = []
         for entry in items:
@@ -435,6 +469,14 @@ class RedisWindowStore:
             trimmed = _index_all(old, turns_key) + _index_all(
                 raws[: max(overflow - int(length), 0)], turns_key
             )
+        if fresh and newest is not None and _older_than(fresh, str(newest)):
+            merged = _insert_by_time(
+                [str(raw) for raw in await pipe.lrange(turns_key, 0, -1)], fresh, encoded
+            )
+            cut = max(0, len(merged) - self._settings.max_window)
+            trimmed = _index_all(merged[:cut], turns_key)
+            after = before.plus(_index_all(raws, turns_key)).plus(trimmed, sign=-1)
+            return _AppendPlan(fresh, raws, after, new_epoch=True, rewrite=merged[cut:])
         after = before.plus(_index_all(raws, turns_key)).plus(trimmed, sign=-1)
         return _AppendPlan(fresh, raws, after, new_epoch=not length or overflow > 0 or recount)
 
@@ -446,7 +488,12 @@ class RedisWindowStore:
             turns_key = self._keys.turns(bank_id, session_id)
             ids_key = self._keys.ids(bank_id, session_id)
             meta_key = self._keys.meta(bank_id, session_id)
-            if plan.fresh:
+            if plan.rewrite is not None:
+                pipe.delete(turns_key)
+                if plan.rewrite:
+                    pipe.rpush(turns_key, *plan.rewrite)
+                pipe.zadd(ids_key, {entry.id: now for entry in plan.fresh})
+            elif plan.fresh:
                 pipe.rpush(turns_key, *plan.encoded)
                 pipe.zadd(ids_key, {entry.id: now for entry in plan.fresh})
             pipe.ltrim(turns_key, -settings.max_window, -1)
@@ -460,18 +507,18 @@ class RedisWindowStore:
 
     async def window(self, bank_id: str, session_id: str, max_entries: int) -> list[Entry]:
         key = self._keys.turns(bank_id, session_id)
-        async with _unavailable_on_connection_errors():
+        async with store_errors(_STORE):
             raws = await self._redis.lrange(key, -max_entries, -1)
         return _decode_all(raws, key)
 
     async def headers(self, bank_id: str, session_id: str) -> list[Indexed]:
         key = self._keys.turns(bank_id, session_id)
-        async with _unavailable_on_connection_errors():
+        async with store_errors(_STORE):
             raws = await self._redis.lrange(key, 0, -1)
         return _index_all(raws, key)
 
     async def stats(self, bank_id: str, session_id: str) -> SessionStats:
-        async with _unavailable_on_connection_errors(), self._redis.pipeline(transaction=True) as pipe:
+        async with store_errors(_STORE), self._redis.pipeline(transaction=True) as pipe:
             pipe.llen(self._keys.turns(bank_id, session_id))
             pipe.hmget(self._keys.meta(bank_id, session_id), "tokens", "turns", "summaries")
             length, values = await pipe.execute()
@@ -479,7 +526,7 @@ class RedisWindowStore:
 
     async def live_sessions(self, bank_id: str, now: float, limit: int) -> list[str]:
         key = self._keys.sessions(bank_id)
-        async with _unavailable_on_connection_errors(), self._redis.pipeline(transaction=True) as pipe:
+        async with store_errors(_STORE), self._redis.pipeline(transaction=True) as pipe:
             pipe.zremrangebyscore(key, "-inf", f"({now - self._settings.ttl_seconds}")
             pipe.zrevrange(key, 0, limit - 1)
             _, sessions = await pipe.execute()
@@ -515,7 +562,7 @@ class RedisWindowStore:
         keys = []
         for session in session_ids:
             keys += [self._keys.meta(bank_id, session), self._keys.turns(bank_id, session)]
-        async with _unavailable_on_connection_errors():
+        async with store_errors(_STORE):
             replies = await self._read_tails_script(keys=keys, args=list(starts))
         return [
             (replies[i], int(replies[i + 1]), _index_all(replies[i + 2], session))
@@ -569,7 +616,7 @@ class RedisWindowStore:
         keys = self._keys
         turns_key = keys.turns(bank_id, session_id)
         meta_key = keys.meta(bank_id, session_id)
-        async with _unavailable_on_connection_errors(), self._redis.pipeline(transaction=True) as pipe:
+        async with store_errors(_STORE), self._redis.pipeline(transaction=True) as pipe:
             pipe.llen(turns_key)
             pipe.hmget(meta_key, "tokens", "turns", "summaries")
             pipe.delete(turns_key, keys.ids(bank_id, session_id), meta_key)
@@ -600,13 +647,17 @@ class RedisWindowStore:
             for session, keep in kept.items():
                 key = self._keys.turns(bank_id, session)
                 meta_key = self._keys.meta(bank_id, session)
+                ids_key = self._keys.ids(bank_id, session)
                 pipe.delete(key)
-                if keep:
-                    pipe.rpush(key, *(item.raw for item in keep))
-                    pipe.expire(key, ttl)
+                if not keep:  # nothing of the session is left: no key keeps even its name
+                    pipe.delete(meta_key, ids_key)
+                    pipe.zrem(sessions_key, session)
+                    continue
+                pipe.rpush(key, *(item.raw for item in keep))
+                pipe.expire(key, ttl)
                 pipe.hset(meta_key, mapping=_meta_fields(SessionStats().plus(keep), _new_epoch()))
                 pipe.expire(meta_key, ttl)
-                pipe.zrem(self._keys.ids(bank_id, session), *doomed)
+                pipe.zrem(ids_key, *doomed)
             await pipe.execute()
             return removed
 
@@ -617,7 +668,7 @@ class RedisWindowStore:
         those of sessions no longer in the sessions set."""
         sessions_key = self._keys.sessions(bank_id)
         pattern = _glob_escape(self._keys.sessions(bank_id).removesuffix(":sessions")) + ":*"
-        async with _unavailable_on_connection_errors():
+        async with store_errors(_STORE):
             sessions = [str(session) for session in await self._redis.zrange(sessions_key, 0, -1)]
             held = 0
             if sessions:

@@ -36,7 +36,9 @@ from tests.deploy.sizing import HEADROOM, MEASURED_PEAK_RSS_MIB, mebibytes
 from tests.deploy.topology import COMPONENT, addresses_read_by
 
 K8S = Path(__file__).resolve().parents[2] / "k8s"
-OVERLAYS = ("dev", "prod")
+OVERLAYS = ("dev", "prod", "fleet")
+PRODUCTION = ("prod", "fleet")
+"""Overlays that run the mesh as prod does (the fleet example is prod plus agents)."""
 METRICS_PORT = 9090
 KUBERNETES_VERSIONS = ("1.30.0", "1.37.0")  # oldest supported (gRPC probes: GA in 1.27) and newest
 STORE_OF = {"working": "redis", "episodic": "postgres", "reflect": "postgres", "semantic": "qdrant"}
@@ -57,10 +59,22 @@ DEV_TOKENS = {
 }
 """What a developer generates into k8s/overlays/dev/tokens.env (never committed) before applying dev."""
 
+FLEET_TEAMS = {"team-1": ("agent-01", "agent-03"), "team-2": ("agent-02", "agent-04")}
+FLEET_TOKENS = {
+    f"{team}.env": {agent: f"hst_{secrets.token_urlsafe(32)}" for agent in agents}
+    for team, agents in FLEET_TEAMS.items()
+}
+"""What the operator mints (``hindsight token create --json``) into k8s/overlays/fleet/<team>.env."""
 
-def render(overlay: str, dev_tokens: dict[str, str] | None = DEV_TOKENS) -> list[Manifest]:
-    """The overlay built from a copy of k8s/ with ``dev_tokens`` as the dev tokens file (None: no file);
-    where kubectl exists, the Python renderer's output must equal ``kubectl kustomize``."""
+
+def render(
+    overlay: str,
+    dev_tokens: dict[str, str] | None = DEV_TOKENS,
+    fleet_tokens: dict[str, dict[str, str]] | None = FLEET_TOKENS,
+) -> list[Manifest]:
+    """The overlay built from a copy of k8s/ with ``dev_tokens`` as the dev tokens file and ``fleet_tokens``
+    as the fleet's team files (None: no file); where kubectl exists, the Python renderer's output must
+    equal ``kubectl kustomize``."""
     with tempfile.TemporaryDirectory() as scratch:
         tree = Path(scratch) / "k8s"
         shutil.copytree(K8S, tree)
@@ -68,6 +82,11 @@ def render(overlay: str, dev_tokens: dict[str, str] | None = DEV_TOKENS) -> list
         tokens_file.unlink(missing_ok=True)
         if dev_tokens is not None:
             tokens_file.write_text("".join(f"{key}={value}\n" for key, value in dev_tokens.items()))
+        for team_file in (tree / "overlays" / "fleet").glob("*.env"):
+            team_file.unlink()
+        for name, values in (fleet_tokens or {}).items():
+            text = "".join(f"{key}={value}\n" for key, value in values.items())
+            (tree / "overlays" / "fleet" / name).write_text(text)
         manifests = build(tree / "overlays" / overlay)
         if kubectl := shutil.which("kubectl"):
             out = subprocess.run(
@@ -89,6 +108,15 @@ def rendered(overlay: str) -> tuple[Manifest, ...]:
 
 def of_kind(overlay: str, kind: str) -> dict[str, Manifest]:
     return {m["metadata"]["name"]: m for m in rendered(overlay) if m["kind"] == kind}
+
+
+def mesh_deployments(overlay: str) -> dict[str, Manifest]:
+    """The mesh's own Deployments (not the fleet example's agents)."""
+    return {
+        name: deployment
+        for name, deployment in of_kind(overlay, "Deployment").items()
+        if deployment["metadata"]["labels"].get("app.kubernetes.io/part-of") == "hindsight"
+    }
 
 
 def labels_of(peer: dict[str, Any]) -> dict[str, str]:
@@ -222,7 +250,7 @@ def test_only_the_edge_is_reachable_and_each_layer_reaches_only_its_store_and_it
             ports = {p["port"] for p in rule["ports"]}
             for peer in rule["to"]:
                 if "ipBlock" in peer:  # prod: the managed store's address block, on the store's ports
-                    assert overlay == "prod"
+                    assert overlay in PRODUCTION
                     assert ports == STORE_PORTS[STORE_OF[layer.name]], component
                     reached.add(STORE_OF[layer.name])
                 else:
@@ -371,14 +399,14 @@ def test_every_deployment_has_a_budget_that_lets_a_drain_through_and_prod_keeps_
     overlay: str,
 ) -> None:
     budgets = of_kind(overlay, "PodDisruptionBudget")
-    for name, deployment in of_kind(overlay, "Deployment").items():
+    for name, deployment in mesh_deployments(overlay).items():
         labels = deployment["spec"]["template"]["metadata"]["labels"]
         (budget,) = [b for b in budgets.values() if _selects(b["spec"]["selector"], labels)]
         assert "minAvailable" not in budget["spec"], name
         allowed = budget["spec"]["maxUnavailable"]
         assert allowed >= 1, f"{name}: a budget of 0 blocks every drain"
         replicas = _replicas(overlay, deployment)
-        if overlay == "prod":  # one evicted at a time, another still serving
+        if overlay in PRODUCTION:  # one evicted at a time, another still serving
             assert replicas >= 2 and replicas - allowed >= 1, (name, replicas, allowed)
         else:
             assert replicas == 1, name
@@ -386,7 +414,7 @@ def test_every_deployment_has_a_budget_that_lets_a_drain_through_and_prod_keeps_
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_every_layer_spreads_its_replicas_over_nodes_then_zones(overlay: str) -> None:
-    for name, deployment in of_kind(overlay, "Deployment").items():
+    for name, deployment in mesh_deployments(overlay).items():
         labels = deployment["spec"]["template"]["metadata"]["labels"]
         constraints = {c["topologyKey"]: c for c in pod_spec(deployment)["topologySpreadConstraints"]}
         assert set(constraints) == {"kubernetes.io/hostname", "topology.kubernetes.io/zone"}, name
@@ -491,3 +519,71 @@ def test_the_monitoring_overlay_adds_a_service_monitor_that_scrapes_every_layers
     assert {(m["kind"], m["metadata"]["name"]) for m in others} == {
         (m["kind"], m["metadata"]["name"]) for m in rendered("prod")
     }
+
+
+def _agents() -> dict[str, Manifest]:
+    return {
+        name: deployment
+        for name, deployment in of_kind("fleet", "Deployment").items()
+        if deployment["metadata"]["labels"].get("app.kubernetes.io/name") == "fleet-agent"
+    }
+
+
+def test_the_fleet_overlay_is_prod_unchanged_plus_agents_their_team_secrets_and_their_policy() -> None:
+    prod = {(m["kind"], m["metadata"]["name"]): m for m in rendered("prod")}
+    fleet = {(m["kind"], m["metadata"]["name"]): m for m in rendered("fleet")}
+    assert {key: fleet[key] for key in prod} == prod, "the mesh runs exactly as prod"
+    added = set(fleet) - set(prod)
+    agents = {f"fleet-{agent}" for members in FLEET_TEAMS.values() for agent in members}
+    assert added == (
+        {("Deployment", name) for name in agents}
+        | {("Secret", f"hindsight-fleet-{team}") for team in FLEET_TEAMS}
+        | {("NetworkPolicy", "fleet-agents")}
+    )
+
+
+def test_each_agent_reads_only_its_own_token_from_its_teams_secret_and_is_told_its_banks() -> None:
+    secrets_by_name = of_kind("fleet", "Secret")
+    agents = _agents()
+    assert len(agents) == sum(len(members) for members in FLEET_TEAMS.values())
+    for team, members in FLEET_TEAMS.items():
+        values = secret_values(secrets_by_name[f"hindsight-fleet-{team}"])
+        assert values == FLEET_TOKENS[f"{team}.env"], (
+            "a team's Secret holds its agents' tokens, from its file"
+        )
+        for agent in members:
+            deployment = agents[f"fleet-{agent}"]
+            assert deployment["spec"]["template"]["metadata"]["labels"]["team"] == team
+            (container,) = pod_spec(deployment)["containers"]
+            assert _secret_refs(container) == {
+                "HINDSIGHT_TOKEN": {"name": f"hindsight-fleet-{team}", "key": agent}
+            }, "its own key only: never a teammate's token, the mesh's or the operator's"
+            plain = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+            assert plain["HINDSIGHT_BANK"] == agent and plain["HINDSIGHT_TEAM_BANK"] == team
+            host = plain["HINDSIGHT_ADDRESS"].partition(":")[0]
+            assert host == "hindsight-mcp-edge" and plain["HINDSIGHT_MCP_URL"].startswith(
+                "http://hindsight-mcp-edge:8765/"
+            )
+            assert "envFrom" not in container, "no shared config or Secret wholesale"
+
+
+def test_agents_reach_only_the_edge_and_nothing_reaches_them() -> None:
+    policy = of_kind("fleet", "NetworkPolicy")["fleet-agents"]["spec"]
+    assert set(policy["policyTypes"]) == {"Ingress", "Egress"} and policy["ingress"] == []
+    (rule,) = policy["egress"]
+    assert [component_of(peer) for peer in rule["to"]] == ["mcp-edge"]
+    edge = of_kind("fleet", "Service")["hindsight-mcp-edge"]
+    edge_ports = {p["port"] for p in edge["spec"]["ports"] if p["name"] in {"grpc", "mcp-http"}}
+    assert {p["port"] for p in rule["ports"]} == edge_ports
+    for deployment in _agents().values():
+        assert _selects(policy["podSelector"], deployment["spec"]["template"]["metadata"]["labels"])
+
+
+def test_the_fleet_overlay_does_not_build_without_the_team_files_and_they_are_never_committed() -> None:
+    with pytest.raises(MissingGeneratorInput, match=r"team-\d\.env"):
+        render("fleet", fleet_tokens=None)
+    for team in FLEET_TEAMS:
+        ignored = subprocess.run(
+            ["git", "check-ignore", "-q", f"k8s/overlays/fleet/{team}.env"], cwd=K8S.parent
+        )
+        assert ignored.returncode == 0, "a team's tokens file must never be committed"

@@ -27,7 +27,8 @@ async def _exercise_every_tool(client: Client, bank: str) -> None:
     assert names == {
         "retain", "recall", "reflect", "list_recent", "update", "forget", "purge", "compress",
         "write_episode", "close_session", "list_entities", "entity_page",
-        "list_quarantine", "review_quarantine", "audit_log",
+        "list_quarantine", "review_quarantine", "audit_log", "invalidate",
+        "token_create", "token_list", "token_revoke", "share",
     }  # fmt: skip
     at = {"bank": bank, "session_id": "work"}
     one = await _call(client, "retain", {"text": "The VPN config lives in /etc/wireguard/wg0.conf.", **at})
@@ -60,6 +61,8 @@ async def _exercise_every_tool(client: Client, bank: str) -> None:
     assert again["memories"][0]["id"] == updated["turn"]["id"]
     forgotten = await _call(client, "forget", {"turn_ids": f"{bank}-t0, {bank}-t1", "bank": bank})
     assert forgotten["forgotten_count"] == 2
+    ended = await _call(client, "invalidate", {"ids": f"{bank}-t2", "reason": "key retired", "bank": bank})
+    assert ended["invalidated_ids"] == [f"{bank}-t2"] and not ended["unknown_ids"], ended
 
     for success, action in (
         (False, "restarted the node without draining it"),
@@ -89,10 +92,18 @@ async def _exercise_every_tool(client: Client, bank: str) -> None:
     assert compressed["tokens_after"] <= compressed["tokens_before"]
     closed = await _call(client, "close_session", {"session_id": "work", "bank": bank})
     assert closed["closed"]
+    team = f"{bank}-team"
+    shared = await _call(client, "share", {"bank": bank, "to_bank": team, "ids": [f"{bank}-t9"]})
+    [copy] = shared["shared"]
+    assert shared["to_bank"] == team and copy["source_id"] == f"{bank}-t9" and copy["kind"] == "turn"
+    found = await _call(client, "recall", {"query": "rotated key 9 on host db-9", "bank": team})
+    assert copy["id"] in [m["id"] for m in found["memories"]]
     purged = await _call(client, "purge", {"session_id": "work", "bank": bank})
-    assert purged["turn_count"] >= 11
+    assert purged["turn_count"] >= 11 and purged["shared_copy_count"] == 1
     gone = await _call(client, "recall", {"query": "VPN config rotated key host", "bank": bank})
     assert not [m for m in gone["memories"] if "VPN" in m["text"] or "rotated key" in m["text"]]
+    gone = await _call(client, "recall", {"query": "rotated key 9 on host db-9", "bank": team})
+    assert not [m for m in gone["memories"] if "rotated key" in m["text"]]
 
 
 async def _read_resources_and_prompt(client: Client, bank: str) -> None:

@@ -23,11 +23,23 @@ from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.reflect.service import open_service as open_reflect
 from hindsight.reflect.settings import ReflectSettings
 from hindsight.runtime.embedded import free_ports
-from hindsight.runtime.testing import serving
+from hindsight.runtime.testing import serving as serve_closed
 from hindsight.semantic.service import open_service as open_semantic
 from hindsight.semantic.settings import SemanticSettings
 from hindsight.working.service import open_service as open_working
 from hindsight.working.settings import WorkingSettings
+
+
+@dataclass(frozen=True)
+class MeshCredentials:
+    """The credentials a closed mesh is served with (all empty: authentication off)."""
+
+    internal: str = ""
+    """The mesh credential every layer presents to the others and accepts."""
+    admin: str = ""
+    """The operator's token."""
+    tokens: str = ""
+    """Client tokens as ``HINDSIGHT_TOKENS`` writes them (the layers know them, as a deployed one does)."""
 
 
 @dataclass(frozen=True)
@@ -143,9 +155,23 @@ async def layer_mesh(
     redis_url: str,
     qdrant_path: Path,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    credentials: MeshCredentials | None = None,
 ) -> AsyncIterator[LayerAddresses]:
     """Serve all five layers, each with ``interceptors`` inside its own; schemas and key prefixes are
-    unique to this mesh and dropped after."""
+    unique to this mesh and dropped after. With ``credentials`` every layer is closed as a deployed one
+    is (and presents the mesh credential when it calls another); without, authentication is off."""
+    creds = credentials or MeshCredentials()
+    internal = creds.internal
+
+    def serving(factory: Any, **options: Any) -> Any:
+        return serve_closed(
+            factory,
+            tokens=creds.tokens,
+            internal_token=creds.internal,
+            admin_token=creds.admin,
+            **options,
+        )
+
     suffix = uuid.uuid4().hex[:10]
     episodic_schema, reflect_schema = f"t_ep_{suffix}", f"t_rf_{suffix}"
     async with contextlib.AsyncExitStack() as stack:
@@ -163,7 +189,9 @@ async def layer_mesh(
         semantic = await stack.enter_async_context(
             serving(
                 lambda: open_semantic(
-                    SemanticSettings(qdrant_path=str(qdrant_path), inference_addr=inference_addr)
+                    SemanticSettings(
+                        qdrant_path=str(qdrant_path), inference_addr=inference_addr, internal_token=internal
+                    )
                 ),
                 interceptors=interceptors,
             )
@@ -183,6 +211,7 @@ async def layer_mesh(
                         working_addr=working_addr,
                         reflect_addr=reflect_addr,
                         inference_addr=inference_addr,
+                        internal_token=internal,
                     )
                 ),
                 interceptors=interceptors,
@@ -197,6 +226,7 @@ async def layer_mesh(
                         schema=reflect_schema,
                         episodic_addr=episodic_addr,
                         semantic_addr=semantic_addr,
+                        internal_token=internal,
                     )
                 ),
                 port=reflect_port,

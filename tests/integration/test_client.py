@@ -43,7 +43,8 @@ from tests.integration.mesh import LayerAddresses
 
 TOKEN = "client-token"
 ADMIN = "client-admin-secret"
-TOKENS = f"{TOKEN}=client-bank,client-retry"
+TOKENS = f"{TOKEN}=client-bank:read+write+forget,client-retry:read+write+forget"
+"""The client calls every method, forget and purge too."""
 BANK = "client-bank"
 TIMEOUT = 60.0
 START = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
@@ -84,7 +85,8 @@ def _edge(
     async def spec() -> AsyncIterator[ServiceSpec]:
         yield memory_service_spec(engine)
 
-    return serving(spec, tokens=tokens, port=port, interceptors=interceptors)
+    # the operator's token is the edge's own credential too: its admin methods check it in the interceptor
+    return serving(spec, tokens=tokens, port=port, interceptors=interceptors, admin_token=ADMIN)
 
 
 @pytest.fixture(scope="module")
@@ -191,6 +193,14 @@ async def test_every_call_round_trips_on_dataclasses(edge: RunningServer) -> Non
         assert "k4" in {t.id for t in listing.turns} and episode.id in {e.id for e in listing.episodes}
         live = await client.list_recent(BANK)
         assert "k4" not in {t.id for t in live.turns}
+
+        ended = await client.invalidate(BANK, [updated.turn.id], reason="the class ended")
+        assert ended.invalidated_ids == (updated.turn.id,) and ended.unknown_ids == ()
+        after = await client.recall(BANK, "ceramics class")
+        assert all(m.outdated and m.valid_to for m in after.memories if m.id == updated.turn.id)
+        moment = START + timedelta(days=1, hours=12)
+        before = await client.recall(BANK, "pottery class", as_of=moment)
+        assert all(m.meta.time and m.meta.time <= moment for m in before.memories)
 
         purged = await client.purge(BANK, ids=["k1"])
         assert purged.turn_count == 1

@@ -13,6 +13,7 @@ import httpx2
 import pytest
 
 from hindsight.contracts.episodic.v1 import episodic_pb2
+from hindsight.mcp_edge.domain import RecallQuery
 from hindsight.mcp_edge.engine import MemoryEngine, open_engine
 from hindsight.mcp_edge.http import serving_mcp_http
 from hindsight.mcp_edge.settings import EdgeSettings
@@ -41,7 +42,7 @@ async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
 @pytest.fixture
 async def console(engine: MemoryEngine, unique_name: str) -> AsyncIterator[Console]:
     mine, other = f"{unique_name}_mine", f"{unique_name}_other"
-    grants = Grants.parse(f"admin:{ADMIN}=*;{AGENT}={mine}")
+    grants = Grants.parse(f"admin:{ADMIN}=*;{AGENT}={mine}:read+write+forget")  # its actions forget too
     settings = EdgeSettings(mcp_port=free_port(), default_bank=mine)
     async with serving_mcp_http(engine, settings, grants) as url:
         origin = url.removesuffix("/mcp")
@@ -323,3 +324,48 @@ async def test_held_back_turns_are_listed_for_an_admin_beside_the_facts_and_rele
     assert [(e.target, e.reason, e.actor) for e in audit.entries] == [
         ("h1", "a drill", "admin:" + token_digest(ADMIN)[:8])
     ]
+
+
+async def test_the_bank_counts_show_the_outbox_and_its_dead_letters(
+    engine: MemoryEngine, console: Console
+) -> None:
+    field = "x" * 100_000  # four of these make an episode the semantic layer refuses for good
+    episode = episodic_pb2.Episode(
+        session_id="s1", situation=field, action=field, outcome=field, lesson=field
+    )
+    await engine.clients.episodic.call(
+        "WriteEpisode", episodic_pb2.WriteEpisodeRequest(bank_id=console.mine, episode=episode), 30.0
+    )
+    url = f"{console.base}/api/banks/{console.mine}/counts"
+    deadline = asyncio.get_running_loop().time() + 60.0  # five refusals, backing off from 0.5 s
+    async with httpx2.AsyncClient(timeout=30) as http:
+        while True:
+            counts = (await http.get(url, headers=headers(AGENT))).json()
+            done = counts["outbox"] == {"waiting": "0", "dead_letters": "1"}  # other targets drain too
+            if done or asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.2)
+    assert counts["outbox"] == {"waiting": "0", "dead_letters": "1"}
+
+
+async def test_the_invalidate_action_ends_a_turn_s_validity_and_keeps_it(
+    engine: MemoryEngine, console: Console
+) -> None:
+    await seed(engine, console.mine)
+    api = f"{console.base}/api/banks/{console.mine}"
+    async with httpx2.AsyncClient(timeout=30) as http:
+        done = await http.post(
+            f"{api}/invalidate",
+            json={"ids": ["t2"], "reason": "the cache was fixed"},
+            headers=headers(AGENT, console.origin),
+        )
+        assert done.status_code == 200, done.text
+        assert done.json()["invalidated"] == ["t2"]
+        bad = await http.post(f"{api}/invalidate", json={"ids": []}, headers=headers(AGENT, console.origin))
+        assert bad.status_code == 400 and "ids" in bad.json()["error"]
+    assert "t2" in {turn.id for turn in (await engine.list_recent(console.mine)).turns}  # nothing deleted
+    log = await engine.list_audit(episodic_pb2.ListAuditRequest(bank_id=console.mine, action="invalidate"))
+    assert [(e.target, e.reason) for e in log.entries] == [("t2", "the cache was fixed")]
+    recalled = await engine.recall(RecallQuery(console.mine, "Why did the staging deploy fail?", top_k=3))
+    assert all(m.outdated for m in recalled.memories if m.id == "t2")
+    assert any(m.id == "t2" for m in recalled.memories)

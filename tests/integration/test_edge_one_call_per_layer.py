@@ -183,7 +183,7 @@ async def test_a_lesson_found_by_several_phrasings_counts_one_hit(mesh: Recorded
             ),
             TIMEOUT,
         )
-        assert found.hits and found.hits[0].score == pytest.approx(1.0)
+        assert found.hits and 0.5 < found.hits[0].score <= 1.0  # calibrated relevance, not a scaled rank
         listed = await reflect.call("ListLessons", reflect_pb2.ListLessonsRequest(bank_id=bank), TIMEOUT)
         hits = {lesson.id: lesson.hit_count for lesson in listed.lessons}
         assert [hits[hit.lesson.id] for hit in found.hits] == [1] * len(found.hits)

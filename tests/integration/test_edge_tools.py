@@ -55,7 +55,8 @@ async def test_every_tool_is_published_with_limits_and_the_right_annotations(ser
         assert set(tools) == {
             "retain", "recall", "reflect", "list_recent", "update", "forget", "purge", "compress",
             "write_episode", "close_session", "list_entities", "entity_page",
-            "list_quarantine", "review_quarantine", "audit_log",
+            "list_quarantine", "review_quarantine", "audit_log", "invalidate",
+            "token_create", "token_list", "token_revoke", "share",
         }  # fmt: skip
         hints = {name: tool.annotations for name, tool in tools.items()}
         assert all(h is not None and h.open_world_hint is False for h in hints.values())

@@ -96,8 +96,10 @@ async def test_the_life_cycle_rpcs_update_forget_restore_list_and_purge(
     )
     assert [hit.turn.id for hit in found.hits] == [updated.turn.id]
     purged = await episodic.Purge(episodic_pb2.PurgeRequest(bank_id=bank, ids=["a", "b"]), timeout=TIMEOUT)
-    assert (purged.turn_count, purged.episode_count, purged.outbox_count) == (2, 0, 0)  # no layer to tell
-    assert await listed(filter=episodic_pb2.TurnFilter(include_archived=True)) == [updated.turn.id]
+    # "a" was updated: purging it purges every version of it (the new one repeats or corrects its text)
+    assert (purged.turn_count, purged.episode_count, purged.outbox_count) == (3, 0, 0)  # no layer to tell
+    assert set(purged.purged_ids) == {"a", "b", updated.turn.id}
+    assert await listed(filter=episodic_pb2.TurnFilter(include_archived=True)) == []
 
 
 async def test_segment_search_episodes_and_access_stats_over_grpc(

@@ -196,7 +196,11 @@ async def test_forgetting_archives_by_default_and_deletes_on_request(
     )
     assert hard.forgotten_count == 2
     assert await list_all_turns(stub, "bank", 10) == [[]]
-    assert (await record(stub, "bank", turn("gone", "coffee secret", T0))).recorded_count == 1
+    # deleted for good: the id leaves a tombstone, so a retried write cannot bring the text back
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await record(stub, "bank", turn("gone", "coffee secret", T0))
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert await list_all_turns(stub, "bank", 10) == [[]]
 
 
 async def test_episodes_get_an_id_and_list_newest_first_a_page_at_a_time(

@@ -122,36 +122,46 @@ async def test_a_refused_request_is_answered_in_band_naming_the_field_and_the_st
     assert reply_vectors(later[5].reply, 1).shape == (1, 512)
 
 
-async def test_a_stream_checks_every_requests_bank_against_its_token_and_needs_a_token() -> None:
-    async with serving(lambda: open_service(SETTINGS), tokens="tok-a=bank-a") as running:
+async def test_a_stream_serves_the_mesh_not_a_client_token_and_still_checks_each_messages_bank() -> None:
+    """A layer's port is the mesh's: a client token (here one of bank-a) is refused when the stream opens,
+    as a call without a token is; the mesh's stream still checks each message's bank id in-band."""
+    served = serving(lambda: open_service(SETTINGS), tokens="tok-a=bank-a", internal_token="mesh")
+    async with served as running:
         target = f"127.0.0.1:{running.port}"
         async with grpc.aio.insecure_channel(target) as channel:
             stub = inference_pb2_grpc.InferenceServiceStub(channel)
-            call = stub.EmbedStream(metadata=(("authorization", "Bearer tok-a"),))
+            codes = {}
+            for name, metadata in (("agent", (("authorization", "Bearer tok-a"),)), ("anonymous", ())):
+                call = stub.EmbedStream(metadata=metadata)
+                await call.write(inference_pb2.EmbedStreamRequest(items=[_item(1, "mine", bank="bank-a")]))
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await call.read()
+                codes[name] = refused.value.code()
+            call = stub.EmbedStream(metadata=(("authorization", "Bearer mesh"),))
             await call.write(
                 inference_pb2.EmbedStreamRequest(
-                    items=[_item(1, "mine", bank="bank-a"), _item(2, "not mine", bank="bank-b")]
+                    items=[_item(1, "mine", bank="bank-a"), _item(2, "no bank", bank="")]
                 )
             )
             answers = await _answers(call, 2)
             call.cancel()
-            anonymous = stub.EmbedStream()
-            await anonymous.write(inference_pb2.EmbedStreamRequest(items=[_item(1, "x", bank="bank-a")]))
-            with pytest.raises(grpc.aio.AioRpcError) as refused:
-                await anonymous.read()
-        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert codes == {
+            "agent": grpc.StatusCode.PERMISSION_DENIED,
+            "anonymous": grpc.StatusCode.UNAUTHENTICATED,
+        }
         assert answers[1].WhichOneof("result") == "reply"
-        assert answers[2].error.code == grpc.StatusCode.PERMISSION_DENIED.value[0]
-        assert "bank-b" in answers[2].error.message
+        assert answers[2].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+        assert "bank_id" in answers[2].error.message
 
-        client = LayerClient(target, inference_pb2_grpc.InferenceServiceStub, token="tok-a")
+        agent = LayerClient(target, inference_pb2_grpc.InferenceServiceStub, token="tok-a")
+        mesh = LayerClient(target, inference_pb2_grpc.InferenceServiceStub, token="mesh")
         try:
-            stream = shared_embed_stream(client)
-            with pytest.raises(PermissionDenied, match="bank-b"):
-                await stream.embed(_item(0, "not mine", bank="bank-b").request)
-            assert (await embed_texts(client, "bank-a", ["mine"])).vectors.shape == (1, 512)
+            with pytest.raises(PermissionDenied, match="client tokens are for the edge"):
+                await shared_embed_stream(agent).embed(_item(0, "mine", bank="bank-a").request)
+            assert (await embed_texts(mesh, "bank-b", ["any bank"])).vectors.shape == (1, 512)
         finally:
-            await client.close()
+            await agent.close()
+            await mesh.close()
 
 
 async def test_concurrent_callers_share_one_client_stream_and_each_gets_its_own_vectors(server: int) -> None:

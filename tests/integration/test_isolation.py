@@ -29,7 +29,9 @@ in replies that decode as URL-safe base64 (page tokens) are searched decoded too
 Also checked: shape 1, and shape 3 wherever the name passes the bank-id validator, is refused with
 PERMISSION_DENIED (in-band for the messages of a stream), a name the validator refuses with
 PERMISSION_DENIED or INVALID_ARGUMENT; a method that names no bank is PERMISSION_DENIED for a token of one
-bank; every MCP attempt of shapes 1 and 3 is a tool error. Shape 2 may succeed, but bank-b must not change:
+bank; every attempt on a layer's own port, of any shape, is PERMISSION_DENIED (those ports serve only the
+mesh and the operator: bank-b's state is read there with the admin token); every MCP attempt of shapes 1 and
+3 is a tool error. Shape 2 may succeed, but bank-b must not change:
 its turns (texts, archived or not), episodes, lessons, working windows, semantic records, entities,
 reviews, access counts and outbox counts are compared before and after the attack.
 """
@@ -544,6 +546,10 @@ def judge(outcome: Outcome, target: Target) -> list[str]:
     attempt, status = outcome.attempt, outcome.status
     problems = [f"leak of {value!r}" for value in leaked(target, outcome.text)]
     rpc = attempt.rpc
+    if attempt.surface == LAYER:  # a layer's port serves the mesh and the operator, never a client token
+        if status != "PERMISSION_DENIED":
+            problems.append(f"a layer's port answered {status} to a client token")
+        return problems
     if rpc is not None and not rpc.names_a_bank and not all(rpc.streaming):
         if status != "PERMISSION_DENIED":  # it spans banks: a token of one bank never gets it
             problems.append(f"answered {status} to a method that names no bank")
@@ -607,8 +613,9 @@ def _json_strings(value: Any, name: str = "") -> Iterator[tuple[str, str]]:
         yield name, value
 
 
-async def fill_bank_b(info: MeshInfo, token: str, rng: random.Random) -> Target:
-    """Bank-b's content, through its own token: every reply's ids noted in the target."""
+async def fill_bank_b(info: MeshInfo, token: str, admin: str, rng: random.Random) -> Target:
+    """Bank-b's content, through its own token: every reply's ids noted in the target (and those the layers
+    list to the operator's token)."""
     secret = iter([f"zq{rng.getrandbits(40):010x}" for _ in range(200)])
     sessions = [f"b-session-{rng.getrandbits(48):012x}" for _ in range(2)]
     target = Target(secrets=[], sessions=sessions)
@@ -717,7 +724,7 @@ async def fill_bank_b(info: MeshInfo, token: str, rng: random.Random) -> Target:
         ]
     for reply in replies:
         target.collect(strings_of(reply))
-    for reply in await _layer_listing(info, token, page_size=1):
+    for reply in await _layer_listing(info, admin, page_size=1):
         target.collect(strings_of(reply))
     return target
 
@@ -743,7 +750,8 @@ async def fill_bank_a(info: MeshInfo, token: str) -> None:
 
 
 async def _layer_listing(info: MeshInfo, token: str, page_size: int) -> list[Message]:
-    """Bank-b as its layers list it through bank-b's token (small pages: their tokens are collected too)."""
+    """Bank-b as its layers list it through the operator's token, the only one besides the mesh's a layer's
+    port serves (small pages: their tokens are collected too)."""
     metadata = _metadata(token)
     replies: list[Message] = []
     async with (
@@ -818,8 +826,9 @@ async def _all_pages(
 
 
 async def snapshot(info: MeshInfo, token: str, admin: str, target: Target) -> dict[str, Any]:
-    """Bank-b's state, as its own token and the operator's see it (nothing here counts as a use of it)."""
-    metadata = _metadata(token)
+    """Bank-b's state, as the operator sees it on the layers' ports (they serve no client token) and the
+    edge's debug listing (nothing here counts as a use of it)."""
+    metadata = _metadata(admin)
     state: dict[str, Any] = {}
     async with (
         grpc.aio.insecure_channel(info.addresses["episodic"]) as episodic,
@@ -994,7 +1003,7 @@ def _seed() -> int:
 async def _run(info: MeshInfo, home: Path, tokens: dict[str, str], seed: int) -> None:
     credentials = read_credentials(home)
     assert credentials is not None and credentials.admin
-    target = await fill_bank_b(info, tokens[BANK_B], random.Random(f"{seed}:fill"))
+    target = await fill_bank_b(info, tokens[BANK_B], credentials.admin, random.Random(f"{seed}:fill"))
     await fill_bank_a(info, tokens[BANK_A])
     target.split(random.Random(f"{seed}:split"))
 

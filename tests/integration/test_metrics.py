@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import socket
 import subprocess
 import sys
 import time
@@ -125,6 +127,24 @@ async def test_the_endpoint_is_gone_when_the_service_stops() -> None:
         assert "hindsight_outbox_backlog" in (await scrape(port)).families
     with pytest.raises(httpx2.ConnectError):
         await scrape(port)
+    async with serving_metrics("127.0.0.1", MetricsSettings(port=port)):
+        assert (await scrape(port)).families
+
+
+async def test_a_metrics_port_taken_by_another_process_leaves_the_service_running(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The mesh chooses ports before its services bind them; one taken meanwhile must not stop a service."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        with caplog.at_level(logging.WARNING, logger="hindsight.runtime.metrics"):
+            async with serving_metrics("127.0.0.1", MetricsSettings(port=port)):
+                ran = True
+        assert ran
+        assert any(record.getMessage() == "metrics endpoint not served" for record in caplog.records)
+    # the port, free again, is served by the next block as usual
     async with serving_metrics("127.0.0.1", MetricsSettings(port=port)):
         assert (await scrape(port)).families
 

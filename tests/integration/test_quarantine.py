@@ -19,6 +19,7 @@ from hindsight.episodic.models import PurgeScope
 from hindsight.episodic.quarantine import APPROVE, REJECT, AuditEntry, Screening
 from hindsight.episodic.settings import EpisodicSettings
 from hindsight.episodic.store import PostgresEpisodicStore
+from hindsight.runtime.interceptors import ACTOR_HEADER
 from hindsight.runtime.records import RecordMeta, Role, Source, Turn, to_timestamp
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -39,6 +40,11 @@ def turn(turn_id: str, text: str, minute: int = 0, source: int = common_pb2.SOUR
 async def episodic(episodic_addr: str) -> AsyncIterator[episodic_pb2_grpc.EpisodicServiceStub]:
     async with grpc.aio.insecure_channel(episodic_addr) as channel:
         yield episodic_pb2_grpc.EpisodicServiceStub(channel)
+
+
+def acting_for(name: str) -> tuple[tuple[str, str], ...]:
+    """Metadata naming whom a mesh call acts for (auth is off here: the caller is the mesh)."""
+    return ((ACTOR_HEADER, name),)
 
 
 async def _ids(
@@ -71,8 +77,8 @@ async def test_held_turns_stay_out_until_approved_and_rejected_ones_only_warn(
                 ),
             ],
             quarantine={"en": HOLD, "zh": HOLD},
-            actor="agent:abc",
         ),
+        metadata=acting_for("agent:abc"),  # who retained: named by the mesh, never a request field
         timeout=TIMEOUT,
     )
     assert (recorded.recorded_count, recorded.duplicate_count) == (3, 0)
@@ -112,9 +118,10 @@ async def test_held_turns_stay_out_until_approved_and_rejected_ones_only_warn(
             bank_id=bank,
             turn_ids=["en", "missing"],
             decision=common_pb2.REVIEW_DECISION_APPROVE,
-            reviewer="admin",
+            reviewer="someone-else",  # not believed: the reviewer is the caller, or whom the mesh acts for
             note="a test fixture, not an attack",
         ),
+        metadata=acting_for("admin"),
         timeout=TIMEOUT,
     )
     assert (approved.approved_count, approved.rejected_count) == (1, 0)
@@ -124,8 +131,9 @@ async def test_held_turns_stay_out_until_approved_and_rejected_ones_only_warn(
 
     rejected = await episodic.ReviewQuarantined(
         episodic_pb2.ReviewQuarantinedRequest(
-            bank_id=bank, turn_ids=["zh", "en"], decision=common_pb2.REVIEW_DECISION_REJECT, reviewer="admin"
+            bank_id=bank, turn_ids=["zh", "en"], decision=common_pb2.REVIEW_DECISION_REJECT
         ),
+        metadata=acting_for("admin"),
         timeout=TIMEOUT,
     )
     assert (rejected.rejected_count, list(rejected.not_pending_ids)) == (1, ["en"])

@@ -17,6 +17,7 @@ from hindsight.contracts.episodic.v1 import episodic_pb2, episodic_pb2_grpc
 from hindsight.contracts.reflect.v1 import reflect_pb2, reflect_pb2_grpc
 from hindsight.reflect.service import open_service
 from hindsight.reflect.settings import ReflectSettings
+from hindsight.runtime.migrations import load_migrations
 from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.testing import channel_to, serving
 from tests.integration.mesh import drop_schemas
@@ -267,4 +268,5 @@ async def test_starting_again_on_a_migrated_schema_keeps_the_lessons(layers, uni
         cursor = await conn.execute(
             sql.SQL("SELECT version FROM {}").format(sql.Identifier(unique_name, "schema_migrations"))
         )
-        assert await cursor.fetchall() == [(1,), (2,)]
+        every = [(migration.version,) for migration in load_migrations("hindsight.reflect")]
+        assert await cursor.fetchall() == every and every[:4] == [(1,), (2,), (3,), (4,)]

@@ -160,7 +160,7 @@ async def test_a_time_range_keeps_only_records_that_happened_inside_it(stub, uni
     assert len(await search(stub, unique_name, "skiing")) == 4
 
 
-async def test_deleting_by_source_turn_removes_every_record_citing_it(stub, unique_name) -> None:
+async def test_deleting_a_source_turn_removes_the_records_that_stand_on_it_alone(stub, unique_name) -> None:
     facts = [
         record("a", "Alice likes tea.", turns=("t1",)),
         record("b", "Alice lives in Oslo.", turns=("t1", "t2")),
@@ -171,12 +171,17 @@ async def test_deleting_by_source_turn_removes_every_record_citing_it(stub, uniq
     by_turn = await stub.Delete(
         semantic_pb2.DeleteRequest(bank_id=unique_name, source_turn_ids=["t1"]), timeout=TIMEOUT
     )
-    assert by_turn.deleted_count == 2
+    assert by_turn.deleted_count == 1  # "b" stands on t2 as well: it lives, without t1
     both = await stub.Delete(
         semantic_pb2.DeleteRequest(bank_id=unique_name, ids=["c", "missing"], source_turn_ids=["t3"]),
         timeout=TIMEOUT,
     )
     assert both.deleted_count == 1
+    hits = {hit.record.id: hit.record for hit in await search(stub, unique_name, "Alice")}
+    assert sorted(hits) == ["b", "d"] and list(hits["b"].meta.source_turn_ids) == ["t2"]
+    await stub.Delete(
+        semantic_pb2.DeleteRequest(bank_id=unique_name, source_turn_ids=["t2"]), timeout=TIMEOUT
+    )
     assert [hit.record.id for hit in await search(stub, unique_name, "Alice")] == ["d"]
 
 

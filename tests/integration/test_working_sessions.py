@@ -22,12 +22,12 @@ from hindsight.episodic.settings import EpisodicSettings
 from hindsight.runtime.embedded import EmbeddedServer, start_valkey
 from hindsight.runtime.records import Turn
 from hindsight.runtime.testing import channel_to, serving
+from hindsight.runtime.token_counts import ScriptEstimate
 from hindsight.working.engine import WorkingMemory
 from hindsight.working.service import open_service
 from hindsight.working.settings import WorkingSettings
 from hindsight.working.store import Keys, RedisWindowStore
 from hindsight.working.summarise import names, numbers
-from hindsight.working.tokens import ScriptEstimate
 
 FACTS = [
     "Alice decided the launch moves to March 14 because the Berlin team needs 2 more weeks.",

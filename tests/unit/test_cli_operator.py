@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from hindsight.cli.doctor import check_permissions
+from hindsight.cli.export.fileformat import Header
+from hindsight.cli.export.load import Converter, check
 from hindsight.cli.export_import import FORMAT, VERSION, ExportError, read_export
 from hindsight.cli.status import store_sizes
 from hindsight.contracts.reflect.v1 import reflect_pb2
@@ -15,13 +17,25 @@ from hindsight.reflect.servicer import lesson_from_pb
 from hindsight.runtime.errors import InvalidArgument
 
 HEADER = json.dumps({"format": FORMAT, "version": VERSION, "bank": "b", "exported_at": "now"})
+END = json.dumps({"kind": "end", "counts": {"turn": 1}})
+
+
+def _read(lines: list[str]) -> tuple[Header, list[dict[str, object]]]:
+    header, records = read_export(lines)
+    return header, [numbered.record for numbered in records]
 
 
 def test_read_export_returns_the_header_and_records_and_skips_blank_lines() -> None:
     turn = json.dumps({"kind": "turn", "id": "t1", "text": "hello"})
-    header, records = read_export([HEADER, turn, "", "  "])
-    assert header["bank"] == "b"
+    header, records = _read([HEADER, turn, "", "  ", END])
+    assert header.bank == "b"
     assert records == [{"kind": "turn", "id": "t1", "text": "hello"}]
+
+
+def test_a_version_1_file_reads_without_an_end_line() -> None:
+    first = json.dumps({"format": FORMAT, "version": 1, "bank": "b"})
+    _, records = _read([first, json.dumps({"kind": "lesson", "id": "l1"})])
+    assert [record["id"] for record in records] == ["l1"]
 
 
 @pytest.mark.parametrize(
@@ -32,13 +46,40 @@ def test_read_export_returns_the_header_and_records_and_skips_blank_lines() -> N
         ([json.dumps({"format": "other"})], "line 1 is not a hindsight-export header"),
         ([json.dumps({"format": FORMAT, "version": 99, "bank": "b"})], "version 99 is not supported"),
         ([json.dumps({"format": FORMAT, "version": VERSION})], "the header has no bank"),
-        ([HEADER, json.dumps({"kind": "song"})], "line 2: kind must be one of turn, episode, fact, lesson"),
+        ([HEADER, json.dumps({"kind": "song"})], "line 2: kind must be one of turn, episode, quarantined"),
         ([HEADER, "{broken"], "line 2 is not JSON"),
+        ([HEADER, json.dumps({"kind": "turn", "id": "t1"})], "ends before its end line: it is incomplete"),
+        ([HEADER, END], "the end line counts"),
+        ([HEADER, json.dumps({"kind": "turn", "id": "t1"}), END, END], "line 4: a record after the end line"),
     ],
 )
 def test_read_export_names_what_is_wrong(lines: list[str], message: str) -> None:
     with pytest.raises(ExportError, match=message):
-        read_export(lines)
+        _read(lines)
+
+
+def test_the_check_before_an_import_names_the_line_a_layer_could_not_read() -> None:
+    lines = [
+        HEADER,
+        json.dumps({"kind": "turn", "id": "t1", "text": "hello"}),
+        json.dumps({"kind": "turn", "id": "t2", "meta": {"importance": "high"}}),
+        json.dumps({"kind": "end", "counts": {"turn": 2}}),
+    ]
+    header, records = read_export(lines)
+    with pytest.raises(ExportError, match=r"line 3 \(turn\).*importance"):
+        check(header, records, "b")
+
+
+def test_an_audit_entry_imported_into_another_bank_gets_its_own_stable_id() -> None:
+    header, records = read_export(
+        [HEADER, json.dumps({"kind": "audit", "id": "a1", "action": "reject"}), END.replace("turn", "audit")]
+    )
+    [numbered] = list(records)
+    same = Converter(header, "b").item(numbered)
+    other = Converter(header, "copy").item(numbered)
+    assert (same.id, same.bank_id) == ("a1", "b")
+    assert other.bank_id == "copy" and other.id not in ("", "a1")
+    assert Converter(header, "copy").item(numbered).id == other.id
 
 
 def _lesson(**fields: object) -> reflect_pb2.Lesson:

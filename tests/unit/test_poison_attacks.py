@@ -56,7 +56,7 @@ def test_a_valid_file_parses_with_its_provenance_and_times() -> None:
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"kind": "sql_injection"}, "attacks[0].kind"),
+        ({"kind": " "}, "attacks[0].kind"),
         ({"lang": "fr"}, "attacks[0].lang"),
         ({"id": ""}, "attacks[0].id"),
         ({"base": 7}, "attacks[0].base"),
@@ -73,6 +73,11 @@ def test_an_invalid_attack_is_refused_naming_the_field(changes: dict[str, Any], 
     with pytest.raises(AttackFileError) as raised:
         parse_attacks({"attacks": [_attack(**changes)]})
     assert str(raised.value).startswith(f"{field}: ")
+
+
+def test_an_attack_of_any_kind_label_is_accepted_and_reported_by_its_kind() -> None:
+    attacks = parse_attacks({"attacks": [_attack(kind="bridging_via_agent_note")]})
+    assert [attack.kind for attack in attacks] == ["bridging_via_agent_note"]
 
 
 def test_the_file_must_be_an_object_with_an_attack_list_of_unique_ids_on_known_bases() -> None:

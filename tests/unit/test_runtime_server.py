@@ -13,11 +13,26 @@ from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
 from hindsight.runtime import interceptors
 from hindsight.runtime.auth import token_digest
 from hindsight.runtime.errors import NotFound
+from hindsight.runtime.roles import Role
 from hindsight.runtime.server import ServiceSpec, running
 from hindsight.runtime.settings import ServerSettings, SettingsError
 from hindsight.runtime.testing import channel_to, serving
 
 SERVICE = "hindsight.working.v1.WorkingMemoryService"
+PROBE = "hindsight.test.v1.Probe"
+"""A service made of raw handlers, written for these tests: one of each handler kind."""
+TEST_ROLES = {
+    f"/{SERVICE}/GetWindow": Role.CLIENT,
+    f"/{PROBE}/NoBank": Role.CLIENT,
+    f"/{PROBE}/Echo": Role.CLIENT,
+    f"/{PROBE}/ServerStream": Role.CLIENT,
+    f"/{PROBE}/ClientStream": Role.CLIENT,
+}
+"""These tests exercise the bootstrap with client tokens, so their services declare client methods (a
+layer's own table serves only the mesh: see tests of the roles)."""
+EVERY_OPERATION_TOKENS = "alpha=bank-a:read+write+forget+admin;root=*:read+write+forget+admin"
+"""Tokens with every operation on their banks: the test methods are in no operations table (so they need
+`admin`), and what is under test is the bank and the credential."""
 
 
 class EchoWindow(working_pb2_grpc.WorkingMemoryServiceServicer):
@@ -40,6 +55,7 @@ async def echo_service() -> AsyncIterator[ServiceSpec]:
         SERVICE,
         lambda server: working_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(EchoWindow(), server),
         ready,
+        roles=TEST_ROLES,
     )
 
 
@@ -76,7 +92,7 @@ async def test_domain_errors_map_to_status_codes_and_bad_bank_ids_are_rejected()
 
 
 async def test_a_token_reaches_only_the_banks_it_grants() -> None:
-    async with serving(echo_service, tokens="alpha=bank-a;root=*") as server, channel_to(server) as channel:
+    async with serving(echo_service, tokens=EVERY_OPERATION_TOKENS) as server, channel_to(server) as channel:
         stub = working_pb2_grpc.WorkingMemoryServiceStub(channel)
 
         async def call(bank: str, token: str | None) -> grpc.StatusCode:
@@ -94,10 +110,6 @@ async def test_a_token_reaches_only_the_banks_it_grants() -> None:
         assert await call("bank-b", "root") == grpc.StatusCode.OK
         assert await call("bank-a", None) == grpc.StatusCode.UNAUTHENTICATED
         assert await call("bank-a", "forged") == grpc.StatusCode.UNAUTHENTICATED
-
-
-PROBE = "hindsight.test.v1.Probe"
-"""A service made of raw handlers, written for these tests: one of each handler kind."""
 
 
 def _probe_handlers(seen: list[str]) -> grpc.GenericRpcHandler:
@@ -134,7 +146,7 @@ def _probe_service(seen: list[str]) -> Callable[[], contextlib.AbstractAsyncCont
             working_pb2_grpc.add_WorkingMemoryServiceServicer_to_server(EchoWindow(), server)
             server.add_generic_rpc_handlers((_probe_handlers(seen),))
 
-        yield ServiceSpec(SERVICE, register)
+        yield ServiceSpec(SERVICE, register, roles=TEST_ROLES)
 
     return factory
 
@@ -150,7 +162,7 @@ async def _code(call: Awaitable[object]) -> grpc.StatusCode:
 async def test_every_call_needs_a_credential_a_bankless_one_needs_every_bank_and_health_is_public() -> None:
     seen: list[str] = []
     async with (
-        serving(_probe_service(seen), tokens="alpha=bank-a;root=*") as server,
+        serving(_probe_service(seen), tokens=EVERY_OPERATION_TOKENS) as server,
         channel_to(server) as channel,
     ):
         no_bank = channel.unary_unary(f"/{PROBE}/NoBank")
@@ -172,7 +184,10 @@ async def test_every_call_needs_a_credential_a_bankless_one_needs_every_bank_and
 
 async def test_handler_kinds_the_interceptor_does_not_guard_are_refused_even_with_a_valid_token() -> None:
     seen: list[str] = []
-    async with serving(_probe_service(seen), tokens="root=*") as server, channel_to(server) as channel:
+    async with (
+        serving(_probe_service(seen), tokens=EVERY_OPERATION_TOKENS) as server,
+        channel_to(server) as channel,
+    ):
         metadata = (("authorization", "Bearer root"),)
         server_stream = channel.unary_stream(f"/{PROBE}/ServerStream")
         with pytest.raises(grpc.aio.AioRpcError) as refused:
@@ -223,10 +238,12 @@ async def test_a_refused_stream_reaches_the_caller_as_its_status_not_a_reset_str
 
     @contextlib.asynccontextmanager
     async def factory() -> AsyncIterator[ServiceSpec]:
-        yield ServiceSpec(SERVICE, lambda server: server.add_generic_rpc_handlers((echo_handlers(),)))
+        yield ServiceSpec(
+            SERVICE, lambda server: server.add_generic_rpc_handlers((echo_handlers(),)), roles=TEST_ROLES
+        )
 
     codes: dict[grpc.StatusCode, int] = {}
-    async with serving(factory, tokens="root=*") as server:
+    async with serving(factory, tokens=EVERY_OPERATION_TOKENS) as server:
         for _ in range(600):
             async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
                 stream = channel.stream_stream(f"/{PROBE}/Echo")

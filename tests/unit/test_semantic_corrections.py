@@ -160,6 +160,14 @@ def test_chinese_descriptions_of_people_state_no_value(text: str) -> None:
         "不是周二，而是周三。",
         "My deploy target isn't staging-1 anymore.",
         "I changed my phone number to 555-0000.",
+        "My mistake, the flight is at 10.",
+        "Sorry, I got that wrong earlier: the flat is on floor 3.",
+        "That was wrong, the meeting is on Tuesday.",
+        "Let me fix what I said: it's 40 euros.",
+        "刚才口误了，是周四。",
+        "改一下之前说的：周会在周三。",
+        "错了错了，我住在成都。",
+        "修正一下：房租是九百。",
     ],
 )
 def test_correction_cues_in_both_languages(text: str) -> None:
@@ -168,7 +176,14 @@ def test_correction_cues_in_both_languages(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["My deploy target is staging-1.", "Not only fun but useful.", "Any more paintings?", "我住在上海。"],
+    [
+        "My deploy target is staging-1.",
+        "Not only fun but useful.",
+        "Any more paintings?",
+        "我住在上海。",
+        "That was a great film.",
+        "我错过了末班车。",
+    ],
 )
 def test_plain_statements_carry_no_cue(text: str) -> None:
     assert not has_cue(text)

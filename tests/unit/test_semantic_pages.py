@@ -12,12 +12,14 @@ import pytest
 from hindsight.runtime.errors import InvalidArgument, NotFound
 from hindsight.runtime.records import RecordMeta
 from hindsight.semantic.backend import open_vector_store
+from hindsight.semantic.engine import contributions_of
 from hindsight.semantic.extract import Extraction
+from hindsight.semantic.lineage_store import QdrantSemanticStore
 from hindsight.semantic.mentions import PERSON, Gazetteer, mentions_of, speaker_entity
 from hindsight.semantic.pages import PageKeeper, fact_chains, page_offset, page_token, page_updates
 from hindsight.semantic.records import EmbeddedRecord, Entity, ModelIdentity, RecordKind, SemanticRecord
 from hindsight.semantic.settings import SemanticSettings
-from hindsight.semantic.store import QdrantVectorStore, entity_from_payload, entity_payload, merge_entities
+from hindsight.semantic.store import entity_from_payload, entity_payload, merge_entities
 
 MODEL = ModelIdentity("pages-test", 4, "0" * 64)
 START = datetime(2023, 5, 8, 12, tzinfo=UTC)
@@ -135,7 +137,7 @@ def test_page_tokens_are_offsets_and_a_forged_one_names_the_field() -> None:
 
 # ----- the keeper on a real store -----------------------------------------------------------------------
 @pytest.fixture
-async def store() -> AsyncIterator[QdrantVectorStore]:
+async def store() -> AsyncIterator[QdrantSemanticStore]:
     with tempfile.TemporaryDirectory() as path:
         async with open_vector_store(
             SemanticSettings(qdrant_path=path, qdrant_backend="edge"), MODEL
@@ -143,15 +145,18 @@ async def store() -> AsyncIterator[QdrantVectorStore]:
             yield opened
 
 
-async def write(store: QdrantVectorStore, keeper: PageKeeper, bank: str, turns: list[SemanticRecord]) -> None:
-    """What the engine does on Upsert: annotate, write the records, then merge the page updates."""
+async def write(
+    store: QdrantSemanticStore, keeper: PageKeeper, bank: str, turns: list[SemanticRecord]
+) -> None:
+    """What the engine does on Upsert: annotate, write the records, then each turn's page contribution."""
     annotated, updates = await keeper.annotate(bank, turns, Extraction())
     await store.upsert(bank, [EmbeddedRecord(r, [1.0, 0.0, 0.0, 0.0]) for r in annotated])
-    await store.put_entities(bank, updates)
+    touched = await store.put_contributions(bank, contributions_of(updates, []))
+    await store.rebuild_entities(bank, sorted(touched))
 
 
 async def test_pages_count_mentions_once_even_when_turns_are_delivered_again(
-    store: QdrantVectorStore,
+    store: QdrantSemanticStore,
 ) -> None:
     keeper = PageKeeper(store)
     turns = [
@@ -178,7 +183,7 @@ async def test_pages_count_mentions_once_even_when_turns_are_delivered_again(
 
 
 async def test_a_query_matches_the_entities_it_names_unless_most_turns_mention_them(
-    store: QdrantVectorStore,
+    store: QdrantSemanticStore,
 ) -> None:
     keeper = PageKeeper(store)
     turns = [

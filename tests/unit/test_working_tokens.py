@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.working.tokens import ESTIMATE, MINILM, ExactTokenizer, ScriptEstimate, token_counter
+from hindsight.runtime.token_counts import ESTIMATE, MINILM, ExactTokenizer, ScriptEstimate, token_counter
 
 BENCH_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "bench" / "data"
 """The benchmark files, beside the clone (never copied into the repository)."""

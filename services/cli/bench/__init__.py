@@ -18,6 +18,10 @@ SUITES: dict[str, str] = {
     "fuzz": "hindsight.cli.bench.fuzz",
     "load": "hindsight.cli.bench.load",
     "poisoning": "hindsight.cli.bench.poisoning",
+    "lifecycle": "hindsight.cli.bench.lifecycle",
+    "lessons": "hindsight.cli.bench.lessons",
+    "corrections": "hindsight.cli.bench.corrections",
+    "fleet": "hindsight.cli.bench.fleet",
 }
 """Suite name -> module path. A suite module registers itself by being listed here."""
 

@@ -6,6 +6,7 @@ user's memories), on a free MCP port; it is stopped with SIGINT, as a user's Ctr
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import os
@@ -25,6 +26,7 @@ from hindsight.cli.mesh import MESH_FILE, READY_LINE, MeshError, MeshInfo, read_
 log = logging.getLogger("hindsight.bench.mesh")
 
 STOP_TIMEOUT = 60.0
+TAIL_LINES = 200
 
 
 class PeakMemory:
@@ -87,8 +89,11 @@ def _read_written_mesh(home: Path, patience: float = 10.0) -> MeshInfo | None:
         time.sleep(0.1)
 
 
-def _wait_ready(process: subprocess.Popen[str], home: Path, timeout: float) -> tuple[MeshInfo, list[str]]:
-    """Read ``hindsight up``'s output until its ready line; the mesh as written to ``mesh.json``."""
+def _wait_ready(
+    process: subprocess.Popen[str], home: Path, timeout: float
+) -> tuple[MeshInfo, collections.deque[str]]:
+    """Read ``hindsight up``'s output until its ready line; the mesh as written to ``mesh.json`` and the
+    mesh's last lines of output, kept up to date."""
     assert process.stdout is not None
     lines: list[str] = []
     outcome: list[MeshInfo] = []
@@ -112,9 +117,11 @@ def _wait_ready(process: subprocess.Popen[str], home: Path, timeout: float) -> t
         if ready:
             what = "said it was ready, but its mesh.json could not be read"
         raise MeshError(f"hindsight up {what} (exit code {process.poll()}):\n" + "".join(lines))
-    # Keep draining its output, so a chatty mesh never blocks on a full pipe.
-    threading.Thread(target=lambda: [None for _ in process.stdout or ()], daemon=True).start()
-    return outcome[0], lines
+    # Keep draining its output, so a chatty mesh never blocks on a full pipe; its last lines are kept for
+    # the report of a run that fails (a service restarted or exited while serving says so there).
+    tail = collections.deque(lines, maxlen=TAIL_LINES)
+    threading.Thread(target=lambda: tail.extend(process.stdout or ()), daemon=True).start()
+    return outcome[0], tail
 
 
 @contextlib.contextmanager
@@ -141,8 +148,12 @@ def embedded_mesh(
             env=env,
         )
         try:
-            info, _ = _wait_ready(process, home, timeout + 30.0)
-            yield info, process.pid
+            info, tail = _wait_ready(process, home, timeout + 30.0)
+            try:
+                yield info, process.pid
+            except BaseException:
+                print("the mesh's last lines of output:\n" + "".join(tail), file=sys.stderr, flush=True)
+                raise
         finally:
             if process.poll() is None:
                 process.send_signal(signal.SIGINT)

@@ -90,7 +90,9 @@ class PoisonClient:
     async def retain(self, bank_id: str, turns: Sequence[Turn]) -> list[Screened]:
         """Store turns; what screening did to any of them."""
         request = memory_pb2.RetainRequest(bank_id=bank_id, turns=[convert.turn_to_pb(t) for t in turns])
-        reply = await self._stub.Retain(request, timeout=RETAIN_TIMEOUT, metadata=self._metadata)
+        reply = await self._stub.Retain(
+            request, timeout=RETAIN_TIMEOUT, metadata=self._metadata, wait_for_ready=True
+        )
         return [
             Screened(item.turn_id, item.screening.kind, item.screening.reason, item.screening.action)
             for item in reply.screened
@@ -101,7 +103,9 @@ class PoisonClient:
         request = memory_pb2.RecallRequest(
             bank_id=bank_id, query=query, top_k=top_k, reference_time=convert.moment_to_pb(now)
         )
-        reply = await self._stub.Recall(request, timeout=RECALL_TIMEOUT, metadata=self._metadata)
+        reply = await self._stub.Recall(
+            request, timeout=RECALL_TIMEOUT, metadata=self._metadata, wait_for_ready=True
+        )
         memories = tuple(
             RecalledMemory(
                 id=m.id,

@@ -196,6 +196,7 @@ async def run_namespace(
                     "gold": list(query.gold),
                     "asked_at": now.isoformat() if now else None,
                     "hindsight": ranked[:TOP_K],
+                    "scored": [[round(score, 4), ids] for score, ids in recalled.scored],
                     "bm25": baseline,
                     **{key: round(value, 4) for key, value in ours.items()},
                 }

@@ -29,6 +29,9 @@ class Recalled:
     partial: bool = False
     layer_ms: dict[str, float] = field(default_factory=dict)
     """Each layer's time inside the edge (from the reply's per-layer report)."""
+    scored: list[tuple[float, list[str]]] = field(default_factory=list)
+    """Each recalled memory's relevance and the source ids it stands for, in rank order (for studying
+    the relevance floor: what a higher floor or support level would have cut)."""
 
 
 class Transport(Protocol):
@@ -96,7 +99,8 @@ class GrpcTransport:
             report.layer.value if report.layer else "unspecified": report.elapsed_ms
             for report in reply.layer_reports
         }
-        return Recalled(ids, reply.partial, layer_ms)
+        scored = [(float(m.score), source_ids(m.id, m.meta.source_turn_ids)) for m in reply.memories]
+        return Recalled(ids, reply.partial, layer_ms, scored)
 
 
 class McpTransport:
@@ -139,7 +143,9 @@ class McpTransport:
         cited = [(m["id"], m.get("source_turn_ids", [])) for m in reply.get("memories", [])]
         ids = dedupe(rid for memory_id, turn_ids in cited for rid in source_ids(memory_id, turn_ids))
         layer_ms = {str(item["layer"]): float(item["elapsed_ms"]) for item in reply.get("layers", [])}
-        return Recalled(ids, bool(reply.get("partial")), layer_ms)
+        scores = [float(m.get("score", 0.0)) for m in reply.get("memories", [])]
+        scored = [(score, source_ids(*item)) for score, item in zip(scores, cited, strict=True)]
+        return Recalled(ids, bool(reply.get("partial")), layer_ms, scored)
 
 
 @contextlib.asynccontextmanager

@@ -40,9 +40,9 @@ async def _run(args: argparse.Namespace) -> int:
     from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
     from hindsight.runtime.records import RecordMeta
     from hindsight.runtime.testing import channel_to, serving
+    from hindsight.runtime.token_counts import MINILM, ScriptEstimate, token_counter
     from hindsight.working.service import open_service
     from hindsight.working.settings import WorkingSettings
-    from hindsight.working.tokens import MINILM, ScriptEstimate, token_counter
 
     namespace = load_dataset(args.data).namespaces[args.namespace]
     prefix = f"bench:{uuid.uuid4().hex[:8]}"

@@ -1,5 +1,8 @@
-"""What the console changes: forget, restore, purge and review decisions, each audited in one log line
-(who, bank, what, why) and done by the same engine or layer call the APIs use."""
+"""What the console changes: forget, invalidate, restore, purge and review decisions, each logged in one
+line (who, bank, what, why) and done by the same engine or layer call the APIs use. The audit log holds each
+too: episodic memory writes forget, restore, purge and quarantine reviews down itself; an invalidation is
+written by the call the APIs share (:mod:`hindsight.mcp_edge.validity`); a fact review's resolution (a
+semantic decision) is appended here."""
 
 from __future__ import annotations
 
@@ -9,8 +12,10 @@ from typing import Any
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.contracts.semantic.v1 import semantic_pb2
+from hindsight.mcp_edge.audit import entry
 from hindsight.mcp_edge.console.reads import as_dict
 from hindsight.mcp_edge.engine import MemoryEngine
+from hindsight.mcp_edge.validity import invalidate as invalidate_memories
 from hindsight.runtime.auth import Caller
 from hindsight.runtime.errors import InvalidArgument
 
@@ -47,6 +52,22 @@ async def forget(engine: MemoryEngine, caller: Caller, bank_id: str, body: dict[
     result = await engine.forget(bank_id, ids)
     _audit(caller, bank_id, "forget", reason, ids=ids, forgotten=result.forgotten_count)
     return {"forgotten": result.forgotten_count, "unindexed": result.unindexed_count}
+
+
+async def invalidate(
+    engine: MemoryEngine, caller: Caller, bank_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """End the validity of memories without deleting them (the same call as the APIs' Invalidate, which
+    writes the audit entry)."""
+    ids, reason = _ids(body), _reason(body)
+    result = await invalidate_memories(engine, bank_id, ids, reason)
+    _audit(caller, bank_id, "invalidate", reason, ids=ids, invalidated=len(result.invalidated_ids))
+    return {
+        "invalidated": list(result.invalidated_ids),
+        "unchanged": list(result.unchanged_ids),
+        "unknown": list(result.unknown_ids),
+        "derived": list(result.derived_ids),
+    }
 
 
 async def restore(engine: MemoryEngine, caller: Caller, bank_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -86,6 +107,10 @@ async def resolve(engine: MemoryEngine, caller: Caller, bank_id: str, body: dict
         engine.settings.write_timeout,
     )
     _audit(caller, bank_id, f"review {decision}", reason, review=review_id, current=reply.current.id)
+    decided = entry(f"review_{decision}", bank_id, caller.name, review_id, reason, current=reply.current.id)
+    await engine.clients.episodic.call(
+        "AppendAudit", episodic_pb2.AppendAuditRequest(entries=[decided]), engine.settings.write_timeout
+    )
     return {"current": as_dict(reply.current)}
 
 

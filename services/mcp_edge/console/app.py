@@ -22,6 +22,7 @@ from hindsight.mcp_edge.console.guard import ConsoleGuard, Refused
 from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.runtime.auth import Caller
 from hindsight.runtime.errors import HindsightError
+from hindsight.runtime.interceptors import acting_as
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ READS: dict[str, Read] = {
 }
 WRITES: dict[str, Write] = {
     "forget": actions.forget,
+    "invalidate": actions.invalidate,
     "restore": actions.restore,
     "purge": actions.purge,
     "review": actions.resolve,
@@ -146,7 +148,7 @@ def console_routes(engine: MemoryEngine, guard: ConsoleGuard) -> list[BaseRoute]
             if action is None:
                 raise Refused(404, "no such action")
             caller = await guard.caller(request)
-            bank = guard.bank(caller, request.path_params["bank"])
+            bank = guard.bank(caller, request.path_params["bank"], request.path_params["action"])
             raw = await request.body()
             if len(raw) > MAX_BODY:
                 raise Refused(413, "request body too large")
@@ -156,7 +158,8 @@ def console_routes(engine: MemoryEngine, guard: ConsoleGuard) -> list[BaseRoute]
                 raise Refused(400, "body: must be a JSON object") from None
             if not isinstance(body, dict):
                 raise Refused(400, "body: must be a JSON object")
-            return JSONResponse(await action(engine, caller, bank, body))
+            with acting_as(caller.name):  # the layers record who decided (forget, restore, purge, review)
+                return JSONResponse(await action(engine, caller, bank, body))
         except Exception as exc:
             return _error(exc)
 

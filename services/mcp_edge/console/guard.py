@@ -15,6 +15,8 @@ from starlette.requests import Request
 from hindsight.mcp_edge.endpoint import HttpEndpoint
 from hindsight.mcp_edge.mcp_auth import CallerToken, EdgeTokenVerifier
 from hindsight.runtime.auth import OPEN_CALLER, Caller, bearer
+from hindsight.runtime.operations import CONSOLE_OPERATIONS
+from hindsight.runtime.permissions import Operation
 
 
 class Refused(Exception):
@@ -68,10 +70,16 @@ class ConsoleGuard:
         return verified.caller
 
     @staticmethod
-    def bank(caller: Caller, bank_id: str) -> str:
-        """``bank_id`` after checking that ``caller`` grants it; 403 otherwise."""
+    def bank(caller: Caller, bank_id: str, action: str = "read") -> str:
+        """``bank_id`` after checking that ``caller`` may do ``action`` there (its operation in
+        :data:`~hindsight.runtime.operations.CONSOLE_OPERATIONS`); 403 otherwise."""
         if not bank_id:
             raise Refused(400, "bank: is required")
-        if not caller.may_use(bank_id):
-            raise Refused(403, f"credential {caller.name!r} does not grant bank {bank_id!r}")
+        operation = CONSOLE_OPERATIONS.get(action, Operation.ADMIN)
+        if not caller.may(bank_id, operation):
+            raise Refused(
+                403,
+                f"credential {caller.name!r} does not grant operation {operation.value!r} "
+                f"on bank {bank_id!r}",
+            )
         return bank_id

@@ -13,6 +13,7 @@ from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.contracts.reflect.v1 import reflect_pb2
 from hindsight.contracts.semantic.v1 import semantic_pb2
+from hindsight.mcp_edge.agents import check_agent
 from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.runtime.auth import Caller
 from hindsight.runtime.errors import InvalidArgument
@@ -56,9 +57,10 @@ async def _count_pages(engine: MemoryEngine, method: str, make: Any) -> str:
 
 async def bank_counts(engine: MemoryEngine, bank_id: str) -> dict[str, Any]:
     """How much each layer holds for the bank (episodic turns and episodes, semantic entities and open
-    reviews, reflect lessons)."""
+    reviews, reflect lessons), and its outbox: entries waiting for delivery and dead letters (refused for
+    good by a layer, listed and handled with ``hindsight outbox``)."""
     timeout = engine.settings.write_timeout
-    turns, archived, episodes, entities, reviews, lessons = await asyncio.gather(
+    turns, archived, episodes, entities, reviews, lessons, outbox = await asyncio.gather(
         _count_pages(
             engine,
             "ListTurns",
@@ -88,6 +90,9 @@ async def bank_counts(engine: MemoryEngine, bank_id: str) -> dict[str, Any]:
         engine.clients.reflect.call(
             "ListLessons", reflect_pb2.ListLessonsRequest(bank_id=bank_id, page_size=PAGE), timeout
         ),
+        engine.clients.episodic.call(
+            "OutboxStatus", episodic_pb2.OutboxStatusRequest(bank_id=bank_id), timeout
+        ),
     )
     return {
         "bank": bank_id,
@@ -97,6 +102,10 @@ async def bank_counts(engine: MemoryEngine, bank_id: str) -> dict[str, Any]:
             "open_reviews": str(len(reviews.items)),
         },
         "reflect": {"lessons": f"{len(lessons.lessons)}{'+' if lessons.next_page_token else ''}"},
+        "outbox": {
+            "waiting": str(sum(outbox.pending.values())),
+            "dead_letters": str(sum(outbox.dead_letters.values())),
+        },
     }
 
 
@@ -111,11 +120,13 @@ def _time(value: str, field: str) -> datetime | None:
 
 
 def turn_filter(params: dict[str, str]) -> episodic_pb2.TurnFilter:
-    """The timeline's filters (session, tag, source, from, to, archived) as episodic memory's filter."""
+    """The timeline's filters (session, tag, source, agent, from, to, archived) as episodic memory's
+    filter."""
     selected = episodic_pb2.TurnFilter(
         session_id=params.get("session", ""),
         tags=[tag for tag in [params.get("tag", "").strip()] if tag],
         include_archived=params.get("archived", "") in {"1", "true"},
+        agent=check_agent(params.get("agent", "")),
     )
     source = params.get("source", "")
     if source:

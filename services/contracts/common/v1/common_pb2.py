@@ -25,35 +25,35 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n hindsight/common/v1/common.proto\x12\x13hindsight.common.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe1\x01\n\nRecordMeta\x12\x17\n\x0fsource_turn_ids\x18\x01 \x03(\t\x12+\n\x06source\x18\x02 \x01(\x0e\x32\x1b.hindsight.common.v1.Source\x12)\n\x05trust\x18\x03 \x01(\x0e\x32\x1a.hindsight.common.v1.Trust\x12(\n\x04time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04tags\x18\x05 \x03(\t\x12\x12\n\nimportance\x18\x06 \x01(\x02\x12\x16\n\x0eschema_version\x18\x07 \x01(\r\"_\n\tTimeRange\x12)\n\x05start\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x03\x65nd\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x9d\x01\n\x04Turn\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\'\n\x04role\x18\x03 \x01(\x0e\x32\x19.hindsight.common.v1.Role\x12\x0f\n\x07speaker\x18\x04 \x01(\t\x12\x0c\n\x04text\x18\x05 \x01(\t\x12-\n\x04meta\x18\x06 \x01(\x0b\x32\x1f.hindsight.common.v1.RecordMeta\"D\n\nScoredTurn\x12\'\n\x04turn\x18\x01 \x01(\x0b\x32\x19.hindsight.common.v1.Turn\x12\r\n\x05score\x18\x02 \x01(\x01\"9\n\tScreening\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\"S\n\rTurnScreening\x12\x0f\n\x07turn_id\x18\x01 \x01(\t\x12\x31\n\tscreening\x18\x02 \x01(\x0b\x32\x1e.hindsight.common.v1.Screening\"\xc3\x01\n\x0fQuarantinedTurn\x12\'\n\x04turn\x18\x01 \x01(\x0b\x32\x19.hindsight.common.v1.Turn\x12\x31\n\tscreening\x18\x02 \x01(\x0b\x32\x1e.hindsight.common.v1.Screening\x12\x32\n\x0equarantined_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x10\n\x08reviewer\x18\x05 \x01(\t\"\xa8\x01\n\nAuditEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12\x0f\n\x07\x62\x61nk_id\x18\x04 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x05 \x01(\t\x12\x0e\n\x06target\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12\x14\n\x0c\x64\x65tails_json\x18\x08 \x01(\t*i\n\x06Source\x12\x16\n\x12SOURCE_UNSPECIFIED\x10\x00\x12\x0f\n\x0bSOURCE_USER\x10\x01\x12\x10\n\x0cSOURCE_AGENT\x10\x02\x12\x0f\n\x0bSOURCE_TOOL\x10\x03\x12\x13\n\x0fSOURCE_EXTERNAL\x10\x04*O\n\x05Trust\x12\x15\n\x11TRUST_UNSPECIFIED\x10\x00\x12\r\n\tTRUST_LOW\x10\x01\x12\x10\n\x0cTRUST_MEDIUM\x10\x02\x12\x0e\n\nTRUST_HIGH\x10\x03*_\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x12\n\x0eROLE_ASSISTANT\x10\x02\x12\r\n\tROLE_TOOL\x10\x03\x12\x0f\n\x0bROLE_SYSTEM\x10\x04*j\n\x0eReviewDecision\x12\x1f\n\x1bREVIEW_DECISION_UNSPECIFIED\x10\x00\x12\x1b\n\x17REVIEW_DECISION_APPROVE\x10\x01\x12\x1a\n\x16REVIEW_DECISION_REJECT\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n hindsight/common/v1/common.proto\x12\x13hindsight.common.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf0\x01\n\nRecordMeta\x12\x17\n\x0fsource_turn_ids\x18\x01 \x03(\t\x12+\n\x06source\x18\x02 \x01(\x0e\x32\x1b.hindsight.common.v1.Source\x12)\n\x05trust\x18\x03 \x01(\x0e\x32\x1a.hindsight.common.v1.Trust\x12(\n\x04time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04tags\x18\x05 \x03(\t\x12\x12\n\nimportance\x18\x06 \x01(\x02\x12\x16\n\x0eschema_version\x18\x07 \x01(\r\x12\r\n\x05\x61gent\x18\x08 \x01(\t\"_\n\tTimeRange\x12)\n\x05start\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x03\x65nd\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x9d\x01\n\x04Turn\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\'\n\x04role\x18\x03 \x01(\x0e\x32\x19.hindsight.common.v1.Role\x12\x0f\n\x07speaker\x18\x04 \x01(\t\x12\x0c\n\x04text\x18\x05 \x01(\t\x12-\n\x04meta\x18\x06 \x01(\x0b\x32\x1f.hindsight.common.v1.RecordMeta\"U\n\nScoredTurn\x12\'\n\x04turn\x18\x01 \x01(\x0b\x32\x19.hindsight.common.v1.Turn\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x0f\n\x07\x62\x61nk_id\x18\x03 \x01(\t\"9\n\tScreening\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\"S\n\rTurnScreening\x12\x0f\n\x07turn_id\x18\x01 \x01(\t\x12\x31\n\tscreening\x18\x02 \x01(\x0b\x32\x1e.hindsight.common.v1.Screening\"\xf4\x01\n\x0fQuarantinedTurn\x12\'\n\x04turn\x18\x01 \x01(\x0b\x32\x19.hindsight.common.v1.Turn\x12\x31\n\tscreening\x18\x02 \x01(\x0b\x32\x1e.hindsight.common.v1.Screening\x12\x32\n\x0equarantined_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x10\n\x08reviewer\x18\x05 \x01(\t\x12/\n\x0breviewed_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xa8\x01\n\nAuditEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12\x0f\n\x07\x62\x61nk_id\x18\x04 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x05 \x01(\t\x12\x0e\n\x06target\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12\x14\n\x0c\x64\x65tails_json\x18\x08 \x01(\t*i\n\x06Source\x12\x16\n\x12SOURCE_UNSPECIFIED\x10\x00\x12\x0f\n\x0bSOURCE_USER\x10\x01\x12\x10\n\x0cSOURCE_AGENT\x10\x02\x12\x0f\n\x0bSOURCE_TOOL\x10\x03\x12\x13\n\x0fSOURCE_EXTERNAL\x10\x04*O\n\x05Trust\x12\x15\n\x11TRUST_UNSPECIFIED\x10\x00\x12\r\n\tTRUST_LOW\x10\x01\x12\x10\n\x0cTRUST_MEDIUM\x10\x02\x12\x0e\n\nTRUST_HIGH\x10\x03*_\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x12\n\x0eROLE_ASSISTANT\x10\x02\x12\r\n\tROLE_TOOL\x10\x03\x12\x0f\n\x0bROLE_SYSTEM\x10\x04*j\n\x0eReviewDecision\x12\x1f\n\x1bREVIEW_DECISION_UNSPECIFIED\x10\x00\x12\x1b\n\x17REVIEW_DECISION_APPROVE\x10\x01\x12\x1a\n\x16REVIEW_DECISION_REJECT\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'hindsight.common.v1.common_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SOURCE']._serialized_start=1158
-  _globals['_SOURCE']._serialized_end=1263
-  _globals['_TRUST']._serialized_start=1265
-  _globals['_TRUST']._serialized_end=1344
-  _globals['_ROLE']._serialized_start=1346
-  _globals['_ROLE']._serialized_end=1441
-  _globals['_REVIEWDECISION']._serialized_start=1443
-  _globals['_REVIEWDECISION']._serialized_end=1549
+  _globals['_SOURCE']._serialized_start=1239
+  _globals['_SOURCE']._serialized_end=1344
+  _globals['_TRUST']._serialized_start=1346
+  _globals['_TRUST']._serialized_end=1425
+  _globals['_ROLE']._serialized_start=1427
+  _globals['_ROLE']._serialized_end=1522
+  _globals['_REVIEWDECISION']._serialized_start=1524
+  _globals['_REVIEWDECISION']._serialized_end=1630
   _globals['_RECORDMETA']._serialized_start=91
-  _globals['_RECORDMETA']._serialized_end=316
-  _globals['_TIMERANGE']._serialized_start=318
-  _globals['_TIMERANGE']._serialized_end=413
-  _globals['_TURN']._serialized_start=416
-  _globals['_TURN']._serialized_end=573
-  _globals['_SCOREDTURN']._serialized_start=575
-  _globals['_SCOREDTURN']._serialized_end=643
-  _globals['_SCREENING']._serialized_start=645
-  _globals['_SCREENING']._serialized_end=702
-  _globals['_TURNSCREENING']._serialized_start=704
-  _globals['_TURNSCREENING']._serialized_end=787
-  _globals['_QUARANTINEDTURN']._serialized_start=790
-  _globals['_QUARANTINEDTURN']._serialized_end=985
-  _globals['_AUDITENTRY']._serialized_start=988
-  _globals['_AUDITENTRY']._serialized_end=1156
+  _globals['_RECORDMETA']._serialized_end=331
+  _globals['_TIMERANGE']._serialized_start=333
+  _globals['_TIMERANGE']._serialized_end=428
+  _globals['_TURN']._serialized_start=431
+  _globals['_TURN']._serialized_end=588
+  _globals['_SCOREDTURN']._serialized_start=590
+  _globals['_SCOREDTURN']._serialized_end=675
+  _globals['_SCREENING']._serialized_start=677
+  _globals['_SCREENING']._serialized_end=734
+  _globals['_TURNSCREENING']._serialized_start=736
+  _globals['_TURNSCREENING']._serialized_end=819
+  _globals['_QUARANTINEDTURN']._serialized_start=822
+  _globals['_QUARANTINEDTURN']._serialized_end=1066
+  _globals['_AUDITENTRY']._serialized_start=1069
+  _globals['_AUDITENTRY']._serialized_end=1237
 # @@protoc_insertion_point(module_scope)

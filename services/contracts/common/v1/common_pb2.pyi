@@ -57,7 +57,7 @@ REVIEW_DECISION_APPROVE: ReviewDecision
 REVIEW_DECISION_REJECT: ReviewDecision
 
 class RecordMeta(_message.Message):
-    __slots__ = ("source_turn_ids", "source", "trust", "time", "tags", "importance", "schema_version")
+    __slots__ = ("source_turn_ids", "source", "trust", "time", "tags", "importance", "schema_version", "agent")
     SOURCE_TURN_IDS_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     TRUST_FIELD_NUMBER: _ClassVar[int]
@@ -65,6 +65,7 @@ class RecordMeta(_message.Message):
     TAGS_FIELD_NUMBER: _ClassVar[int]
     IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
     SCHEMA_VERSION_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
     source_turn_ids: _containers.RepeatedScalarFieldContainer[str]
     source: Source
     trust: Trust
@@ -72,7 +73,8 @@ class RecordMeta(_message.Message):
     tags: _containers.RepeatedScalarFieldContainer[str]
     importance: float
     schema_version: int
-    def __init__(self, source_turn_ids: _Optional[_Iterable[str]] = ..., source: _Optional[_Union[Source, str]] = ..., trust: _Optional[_Union[Trust, str]] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., schema_version: _Optional[int] = ...) -> None: ...
+    agent: str
+    def __init__(self, source_turn_ids: _Optional[_Iterable[str]] = ..., source: _Optional[_Union[Source, str]] = ..., trust: _Optional[_Union[Trust, str]] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., schema_version: _Optional[int] = ..., agent: _Optional[str] = ...) -> None: ...
 
 class TimeRange(_message.Message):
     __slots__ = ("start", "end")
@@ -99,12 +101,14 @@ class Turn(_message.Message):
     def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., speaker: _Optional[str] = ..., text: _Optional[str] = ..., meta: _Optional[_Union[RecordMeta, _Mapping]] = ...) -> None: ...
 
 class ScoredTurn(_message.Message):
-    __slots__ = ("turn", "score")
+    __slots__ = ("turn", "score", "bank_id")
     TURN_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
     turn: Turn
     score: float
-    def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ..., score: _Optional[float] = ...) -> None: ...
+    bank_id: str
+    def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ..., score: _Optional[float] = ..., bank_id: _Optional[str] = ...) -> None: ...
 
 class Screening(_message.Message):
     __slots__ = ("kind", "reason", "action")
@@ -125,18 +129,20 @@ class TurnScreening(_message.Message):
     def __init__(self, turn_id: _Optional[str] = ..., screening: _Optional[_Union[Screening, _Mapping]] = ...) -> None: ...
 
 class QuarantinedTurn(_message.Message):
-    __slots__ = ("turn", "screening", "quarantined_at", "status", "reviewer")
+    __slots__ = ("turn", "screening", "quarantined_at", "status", "reviewer", "reviewed_at")
     TURN_FIELD_NUMBER: _ClassVar[int]
     SCREENING_FIELD_NUMBER: _ClassVar[int]
     QUARANTINED_AT_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     REVIEWER_FIELD_NUMBER: _ClassVar[int]
+    REVIEWED_AT_FIELD_NUMBER: _ClassVar[int]
     turn: Turn
     screening: Screening
     quarantined_at: _timestamp_pb2.Timestamp
     status: str
     reviewer: str
-    def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ..., screening: _Optional[_Union[Screening, _Mapping]] = ..., quarantined_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[str] = ..., reviewer: _Optional[str] = ...) -> None: ...
+    reviewed_at: _timestamp_pb2.Timestamp
+    def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ..., screening: _Optional[_Union[Screening, _Mapping]] = ..., quarantined_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[str] = ..., reviewer: _Optional[str] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class AuditEntry(_message.Message):
     __slots__ = ("id", "time", "actor", "bank_id", "action", "target", "reason", "details_json")

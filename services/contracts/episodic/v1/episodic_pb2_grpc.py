@@ -130,6 +130,81 @@ class EpisodicServiceStub:
                 request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListAuditRequest.SerializeToString,
                 response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListAuditResponse.FromString,
                 _registered_method=True)
+        self.ExportTurns = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/ExportTurns',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ExportTurnsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ExportTurnsResponse.FromString,
+                _registered_method=True)
+        self.ImportTurns = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/ImportTurns',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportTurnsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportTurnsResponse.FromString,
+                _registered_method=True)
+        self.ExportEpisodes = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/ExportEpisodes',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ExportEpisodesRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ExportEpisodesResponse.FromString,
+                _registered_method=True)
+        self.ImportEpisodes = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/ImportEpisodes',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportEpisodesRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportEpisodesResponse.FromString,
+                _registered_method=True)
+        self.ImportQuarantined = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/ImportQuarantined',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportQuarantinedRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportQuarantinedResponse.FromString,
+                _registered_method=True)
+        self.ListDeadLetters = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/ListDeadLetters',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListDeadLettersRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListDeadLettersResponse.FromString,
+                _registered_method=True)
+        self.RetryDeadLetters = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/RetryDeadLetters',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RetryDeadLettersRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RetryDeadLettersResponse.FromString,
+                _registered_method=True)
+        self.DropDeadLetters = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/DropDeadLetters',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.DropDeadLettersRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.DropDeadLettersResponse.FromString,
+                _registered_method=True)
+        self.HealWorkingWindows = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/HealWorkingWindows',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.HealWorkingWindowsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.HealWorkingWindowsResponse.FromString,
+                _registered_method=True)
+        self.CreateToken = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/CreateToken',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.CreateTokenRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.CreateTokenResponse.FromString,
+                _registered_method=True)
+        self.ListTokens = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/ListTokens',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListTokensRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListTokensResponse.FromString,
+                _registered_method=True)
+        self.RevokeToken = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/RevokeToken',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RevokeTokenRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RevokeTokenResponse.FromString,
+                _registered_method=True)
+        self.SyncTokens = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/SyncTokens',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SyncTokensRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SyncTokensResponse.FromString,
+                _registered_method=True)
+        self.TouchTokens = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/TouchTokens',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.TouchTokensRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.TouchTokensResponse.FromString,
+                _registered_method=True)
+        self.ShareRecords = channel.unary_unary(
+                '/hindsight.episodic.v1.EpisodicService/ShareRecords',
+                request_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ShareRecordsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ShareRecordsResponse.FromString,
+                _registered_method=True)
 
 
 class EpisodicServiceServicer:
@@ -272,6 +347,120 @@ class EpisodicServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExportTurns(self, request, context):
+        """Every turn of a bank, archived ones included, with its archive time and supersede link, in time order,
+        a page at a time (for `hindsight export`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ImportTurns(self, request, context):
+        """Writes turns as exported: ids, archive times and supersede links kept, the live ones indexed through the
+        outbox; a stored id is left unchanged (for `hindsight import`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExportEpisodes(self, request, context):
+        """Every episode of a bank, archived ones included, with its life cycle, in time order, a page at a time.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ImportEpisodes(self, request, context):
+        """Writes episodes as exported (ids, times and life cycle kept); a stored id is left unchanged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ImportQuarantined(self, request, context):
+        """Writes turns into the review queue as exported (status, reviewer and times kept, no audit entry: the
+        export carries the audit log); a queued id is left unchanged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListDeadLetters(self, request, context):
+        """The dead-letter list: outbox entries a layer refused for good, oldest first (admin only).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RetryDeadLetters(self, request, context):
+        """Queues dead letters for delivery again, with their attempts reset (admin only).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DropDeadLetters(self, request, context):
+        """Deletes dead letters for good, with an audit entry (admin only).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def HealWorkingWindows(self, request, context):
+        """Queues recorded turns for working memory through the outbox: the edge asks when its own append there
+        failed, so the session windows that missed them are filled from here once working memory answers.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateToken(self, request, context):
+        """--- Managed client tokens (the edge's registry; only the digest of a secret is stored) ---
+        Stores a new token; a child token (parent named) is checked against its live parent in the same
+        transaction. Audited in the same transaction.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTokens(self, request, context):
+        """Lists tokens (never a digest), by name, a page at a time.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeToken(self, request, context):
+        """Revokes a token and every token minted under it, audited in the same transaction.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SyncTokens(self, request, context):
+        """Tokens changed (created or revoked) since a version, with their digests: how an edge keeps its cache.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TouchTokens(self, request, context):
+        """Notes when tokens were last used (batched by the edge, never a write per call).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ShareRecords(self, request, context):
+        """Copies records of one bank into another (a team bank) in one transaction, each copy linked to what
+        it was drawn from, so that a purge of any of that in the source bank purges the copy too (unless the
+        target bank re-stated it). Turns and episodes are named by id and read here; facts and lessons (held
+        by other layers) come as the turns or episodes to write. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EpisodicServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -369,6 +558,81 @@ def add_EpisodicServiceServicer_to_server(servicer, server):
                     servicer.ListAudit,
                     request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListAuditRequest.FromString,
                     response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListAuditResponse.SerializeToString,
+            ),
+            'ExportTurns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExportTurns,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ExportTurnsRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ExportTurnsResponse.SerializeToString,
+            ),
+            'ImportTurns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImportTurns,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportTurnsRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportTurnsResponse.SerializeToString,
+            ),
+            'ExportEpisodes': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExportEpisodes,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ExportEpisodesRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ExportEpisodesResponse.SerializeToString,
+            ),
+            'ImportEpisodes': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImportEpisodes,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportEpisodesRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportEpisodesResponse.SerializeToString,
+            ),
+            'ImportQuarantined': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImportQuarantined,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportQuarantinedRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportQuarantinedResponse.SerializeToString,
+            ),
+            'ListDeadLetters': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListDeadLetters,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListDeadLettersRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListDeadLettersResponse.SerializeToString,
+            ),
+            'RetryDeadLetters': grpc.unary_unary_rpc_method_handler(
+                    servicer.RetryDeadLetters,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RetryDeadLettersRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RetryDeadLettersResponse.SerializeToString,
+            ),
+            'DropDeadLetters': grpc.unary_unary_rpc_method_handler(
+                    servicer.DropDeadLetters,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.DropDeadLettersRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.DropDeadLettersResponse.SerializeToString,
+            ),
+            'HealWorkingWindows': grpc.unary_unary_rpc_method_handler(
+                    servicer.HealWorkingWindows,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.HealWorkingWindowsRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.HealWorkingWindowsResponse.SerializeToString,
+            ),
+            'CreateToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateToken,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.CreateTokenRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.CreateTokenResponse.SerializeToString,
+            ),
+            'ListTokens': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTokens,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListTokensRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListTokensResponse.SerializeToString,
+            ),
+            'RevokeToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeToken,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RevokeTokenRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RevokeTokenResponse.SerializeToString,
+            ),
+            'SyncTokens': grpc.unary_unary_rpc_method_handler(
+                    servicer.SyncTokens,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SyncTokensRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SyncTokensResponse.SerializeToString,
+            ),
+            'TouchTokens': grpc.unary_unary_rpc_method_handler(
+                    servicer.TouchTokens,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.TouchTokensRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.TouchTokensResponse.SerializeToString,
+            ),
+            'ShareRecords': grpc.unary_unary_rpc_method_handler(
+                    servicer.ShareRecords,
+                    request_deserializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ShareRecordsRequest.FromString,
+                    response_serializer=hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ShareRecordsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -885,6 +1149,411 @@ class EpisodicService:
             '/hindsight.episodic.v1.EpisodicService/ListAudit',
             hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListAuditRequest.SerializeToString,
             hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListAuditResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportTurns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/ExportTurns',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ExportTurnsRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ExportTurnsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportTurns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/ImportTurns',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportTurnsRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportTurnsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportEpisodes(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/ExportEpisodes',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ExportEpisodesRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ExportEpisodesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportEpisodes(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/ImportEpisodes',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportEpisodesRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportEpisodesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportQuarantined(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/ImportQuarantined',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportQuarantinedRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ImportQuarantinedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListDeadLetters(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/ListDeadLetters',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListDeadLettersRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListDeadLettersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RetryDeadLetters(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/RetryDeadLetters',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RetryDeadLettersRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RetryDeadLettersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DropDeadLetters(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/DropDeadLetters',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.DropDeadLettersRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.DropDeadLettersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def HealWorkingWindows(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/HealWorkingWindows',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.HealWorkingWindowsRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.HealWorkingWindowsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/CreateToken',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.CreateTokenRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.CreateTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTokens(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/ListTokens',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListTokensRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ListTokensResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/RevokeToken',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RevokeTokenRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.RevokeTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SyncTokens(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/SyncTokens',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SyncTokensRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.SyncTokensResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TouchTokens(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/TouchTokens',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.TouchTokensRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.TouchTokensResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ShareRecords(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.episodic.v1.EpisodicService/ShareRecords',
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ShareRecordsRequest.SerializeToString,
+            hindsight_dot_episodic_dot_v1_dot_episodic__pb2.ShareRecordsResponse.FromString,
             options,
             channel_credentials,
             insecure,

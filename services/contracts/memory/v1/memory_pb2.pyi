@@ -63,7 +63,14 @@ class RetainResponse(_message.Message):
     def __init__(self, turn_ids: _Optional[_Iterable[str]] = ..., duplicate_count: _Optional[int] = ..., indexed: _Optional[bool] = ..., screened: _Optional[_Iterable[_Union[_common_pb2.TurnScreening, _Mapping]]] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
-    __slots__ = ("bank_id", "query", "top_k", "layers", "time_range", "session_id", "min_score", "tags", "token_budget", "order", "reference_time", "time_zone")
+    __slots__ = ("bank_id", "query", "top_k", "layers", "time_range", "session_id", "min_score", "tags", "token_budget", "order", "reference_time", "time_zone", "as_of", "bank_ids", "bank_weights", "group_by_bank", "agent")
+    class BankWeightsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
@@ -76,6 +83,11 @@ class RecallRequest(_message.Message):
     ORDER_FIELD_NUMBER: _ClassVar[int]
     REFERENCE_TIME_FIELD_NUMBER: _ClassVar[int]
     TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_FIELD_NUMBER: _ClassVar[int]
+    BANK_IDS_FIELD_NUMBER: _ClassVar[int]
+    BANK_WEIGHTS_FIELD_NUMBER: _ClassVar[int]
+    GROUP_BY_BANK_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     query: str
     top_k: int
@@ -88,10 +100,15 @@ class RecallRequest(_message.Message):
     order: ContextOrder
     reference_time: _timestamp_pb2.Timestamp
     time_zone: str
-    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., top_k: _Optional[int] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., session_id: _Optional[str] = ..., min_score: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ..., token_budget: _Optional[int] = ..., order: _Optional[_Union[ContextOrder, str]] = ..., reference_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_zone: _Optional[str] = ...) -> None: ...
+    as_of: _timestamp_pb2.Timestamp
+    bank_ids: _containers.RepeatedScalarFieldContainer[str]
+    bank_weights: _containers.ScalarMap[str, float]
+    group_by_bank: bool
+    agent: str
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., top_k: _Optional[int] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., session_id: _Optional[str] = ..., min_score: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ..., token_budget: _Optional[int] = ..., order: _Optional[_Union[ContextOrder, str]] = ..., reference_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_zone: _Optional[str] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., bank_ids: _Optional[_Iterable[str]] = ..., bank_weights: _Optional[_Mapping[str, float]] = ..., group_by_bank: _Optional[bool] = ..., agent: _Optional[str] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("id", "layer", "text", "speaker", "score", "meta", "layers", "kind", "supersedes", "superseded_by", "flags")
+    __slots__ = ("id", "layer", "text", "speaker", "score", "meta", "layers", "kind", "supersedes", "superseded_by", "flags", "valid_from", "valid_to", "outdated", "outdated_note", "bank_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     LAYER_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -103,6 +120,11 @@ class Memory(_message.Message):
     SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
     SUPERSEDED_BY_FIELD_NUMBER: _ClassVar[int]
     FLAGS_FIELD_NUMBER: _ClassVar[int]
+    VALID_FROM_FIELD_NUMBER: _ClassVar[int]
+    VALID_TO_FIELD_NUMBER: _ClassVar[int]
+    OUTDATED_FIELD_NUMBER: _ClassVar[int]
+    OUTDATED_NOTE_FIELD_NUMBER: _ClassVar[int]
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     layer: Layer
     text: str
@@ -114,7 +136,12 @@ class Memory(_message.Message):
     supersedes: _containers.RepeatedScalarFieldContainer[str]
     superseded_by: str
     flags: _containers.RepeatedCompositeFieldContainer[SecurityFlag]
-    def __init__(self, id: _Optional[str] = ..., layer: _Optional[_Union[Layer, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., score: _Optional[float] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., kind: _Optional[str] = ..., supersedes: _Optional[_Iterable[str]] = ..., superseded_by: _Optional[str] = ..., flags: _Optional[_Iterable[_Union[SecurityFlag, _Mapping]]] = ...) -> None: ...
+    valid_from: _timestamp_pb2.Timestamp
+    valid_to: _timestamp_pb2.Timestamp
+    outdated: bool
+    outdated_note: str
+    bank_id: str
+    def __init__(self, id: _Optional[str] = ..., layer: _Optional[_Union[Layer, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., score: _Optional[float] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., layers: _Optional[_Iterable[_Union[Layer, str]]] = ..., kind: _Optional[str] = ..., supersedes: _Optional[_Iterable[str]] = ..., superseded_by: _Optional[str] = ..., flags: _Optional[_Iterable[_Union[SecurityFlag, _Mapping]]] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., outdated: _Optional[bool] = ..., outdated_note: _Optional[str] = ..., bank_id: _Optional[str] = ...) -> None: ...
 
 class SecurityFlag(_message.Message):
     __slots__ = ("kind", "reason")
@@ -242,6 +269,30 @@ class ForgetResponse(_message.Message):
     working_removed_count: int
     def __init__(self, forgotten_count: _Optional[int] = ..., unindexed_count: _Optional[int] = ..., working_removed_count: _Optional[int] = ...) -> None: ...
 
+class InvalidateRequest(_message.Message):
+    __slots__ = ("bank_id", "ids", "reason", "valid_to")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    VALID_TO_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    reason: str
+    valid_to: _timestamp_pb2.Timestamp
+    def __init__(self, bank_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class InvalidateResponse(_message.Message):
+    __slots__ = ("invalidated_ids", "unchanged_ids", "unknown_ids", "derived_ids")
+    INVALIDATED_IDS_FIELD_NUMBER: _ClassVar[int]
+    UNCHANGED_IDS_FIELD_NUMBER: _ClassVar[int]
+    UNKNOWN_IDS_FIELD_NUMBER: _ClassVar[int]
+    DERIVED_IDS_FIELD_NUMBER: _ClassVar[int]
+    invalidated_ids: _containers.RepeatedScalarFieldContainer[str]
+    unchanged_ids: _containers.RepeatedScalarFieldContainer[str]
+    unknown_ids: _containers.RepeatedScalarFieldContainer[str]
+    derived_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, invalidated_ids: _Optional[_Iterable[str]] = ..., unchanged_ids: _Optional[_Iterable[str]] = ..., unknown_ids: _Optional[_Iterable[str]] = ..., derived_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class CompressRequest(_message.Message):
     __slots__ = ("bank_id", "session_id")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
@@ -293,20 +344,22 @@ class CloseSessionResponse(_message.Message):
     def __init__(self, closed: _Optional[bool] = ..., turn_count: _Optional[int] = ..., summary_count: _Optional[int] = ..., token_count: _Optional[int] = ..., reflected: _Optional[bool] = ..., reflect_error: _Optional[str] = ..., lessons: _Optional[_Iterable[_Union[_reflect_pb2.Lesson, _Mapping]]] = ..., episodes_read: _Optional[int] = ...) -> None: ...
 
 class ListRecentRequest(_message.Message):
-    __slots__ = ("bank_id", "limit", "session_id", "tags", "include_archived", "page_token")
+    __slots__ = ("bank_id", "limit", "session_id", "tags", "include_archived", "page_token", "agent")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     limit: int
     session_id: str
     tags: _containers.RepeatedScalarFieldContainer[str]
     include_archived: bool
     page_token: str
-    def __init__(self, bank_id: _Optional[str] = ..., limit: _Optional[int] = ..., session_id: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., include_archived: _Optional[bool] = ..., page_token: _Optional[str] = ...) -> None: ...
+    agent: str
+    def __init__(self, bank_id: _Optional[str] = ..., limit: _Optional[int] = ..., session_id: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., include_archived: _Optional[bool] = ..., page_token: _Optional[str] = ..., agent: _Optional[str] = ...) -> None: ...
 
 class ListRecentResponse(_message.Message):
     __slots__ = ("turns", "next_page_token")
@@ -351,18 +404,20 @@ class PurgeRequest(_message.Message):
     def __init__(self, bank_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., session_id: _Optional[str] = ..., whole_bank: _Optional[bool] = ...) -> None: ...
 
 class PurgeResponse(_message.Message):
-    __slots__ = ("turn_count", "episode_count", "unindexed_count", "working_removed_count", "lesson_count")
+    __slots__ = ("turn_count", "episode_count", "unindexed_count", "working_removed_count", "lesson_count", "shared_copy_count")
     TURN_COUNT_FIELD_NUMBER: _ClassVar[int]
     EPISODE_COUNT_FIELD_NUMBER: _ClassVar[int]
     UNINDEXED_COUNT_FIELD_NUMBER: _ClassVar[int]
     WORKING_REMOVED_COUNT_FIELD_NUMBER: _ClassVar[int]
     LESSON_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SHARED_COPY_COUNT_FIELD_NUMBER: _ClassVar[int]
     turn_count: int
     episode_count: int
     unindexed_count: int
     working_removed_count: int
     lesson_count: int
-    def __init__(self, turn_count: _Optional[int] = ..., episode_count: _Optional[int] = ..., unindexed_count: _Optional[int] = ..., working_removed_count: _Optional[int] = ..., lesson_count: _Optional[int] = ...) -> None: ...
+    shared_copy_count: int
+    def __init__(self, turn_count: _Optional[int] = ..., episode_count: _Optional[int] = ..., unindexed_count: _Optional[int] = ..., working_removed_count: _Optional[int] = ..., lesson_count: _Optional[int] = ..., shared_copy_count: _Optional[int] = ...) -> None: ...
 
 class DebugListRequest(_message.Message):
     __slots__ = ("bank_id", "limit", "page_token")
@@ -495,3 +550,85 @@ class ListAuditResponse(_message.Message):
     entries: _containers.RepeatedCompositeFieldContainer[_common_pb2.AuditEntry]
     next_page_token: str
     def __init__(self, entries: _Optional[_Iterable[_Union[_common_pb2.AuditEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class CreateTokenRequest(_message.Message):
+    __slots__ = ("name", "grants", "admin", "expires_at")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GRANTS_FIELD_NUMBER: _ClassVar[int]
+    ADMIN_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    grants: _containers.RepeatedCompositeFieldContainer[_episodic_pb2.TokenGrant]
+    admin: bool
+    expires_at: _timestamp_pb2.Timestamp
+    def __init__(self, name: _Optional[str] = ..., grants: _Optional[_Iterable[_Union[_episodic_pb2.TokenGrant, _Mapping]]] = ..., admin: _Optional[bool] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class CreateTokenResponse(_message.Message):
+    __slots__ = ("token", "secret")
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SECRET_FIELD_NUMBER: _ClassVar[int]
+    token: _episodic_pb2.ManagedToken
+    secret: str
+    def __init__(self, token: _Optional[_Union[_episodic_pb2.ManagedToken, _Mapping]] = ..., secret: _Optional[str] = ...) -> None: ...
+
+class ListTokensRequest(_message.Message):
+    __slots__ = ("include_revoked", "page_size", "page_token")
+    INCLUDE_REVOKED_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    include_revoked: bool
+    page_size: int
+    page_token: str
+    def __init__(self, include_revoked: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListTokensResponse(_message.Message):
+    __slots__ = ("tokens", "next_page_token")
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tokens: _containers.RepeatedCompositeFieldContainer[_episodic_pb2.ManagedToken]
+    next_page_token: str
+    def __init__(self, tokens: _Optional[_Iterable[_Union[_episodic_pb2.ManagedToken, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class RevokeTokenRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class RevokeTokenResponse(_message.Message):
+    __slots__ = ("revoked_names",)
+    REVOKED_NAMES_FIELD_NUMBER: _ClassVar[int]
+    revoked_names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, revoked_names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ShareRequest(_message.Message):
+    __slots__ = ("bank_id", "target_bank_id", "ids")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    TARGET_BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    target_bank_id: str
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bank_id: _Optional[str] = ..., target_bank_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SharedMemory(_message.Message):
+    __slots__ = ("source_id", "id", "layer", "kind")
+    SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LAYER_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    source_id: str
+    id: str
+    layer: str
+    kind: str
+    def __init__(self, source_id: _Optional[str] = ..., id: _Optional[str] = ..., layer: _Optional[str] = ..., kind: _Optional[str] = ...) -> None: ...
+
+class ShareResponse(_message.Message):
+    __slots__ = ("target_bank_id", "shared", "indexed")
+    TARGET_BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    SHARED_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_FIELD_NUMBER: _ClassVar[int]
+    target_bank_id: str
+    shared: _containers.RepeatedCompositeFieldContainer[SharedMemory]
+    indexed: bool
+    def __init__(self, target_bank_id: _Optional[str] = ..., shared: _Optional[_Iterable[_Union[SharedMemory, _Mapping]]] = ..., indexed: _Optional[bool] = ...) -> None: ...

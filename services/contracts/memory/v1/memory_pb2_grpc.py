@@ -115,6 +115,31 @@ class MemoryServiceStub:
                 request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListAuditRequest.SerializeToString,
                 response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListAuditResponse.FromString,
                 _registered_method=True)
+        self.Invalidate = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/Invalidate',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.InvalidateRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.InvalidateResponse.FromString,
+                _registered_method=True)
+        self.CreateToken = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/CreateToken',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CreateTokenRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CreateTokenResponse.FromString,
+                _registered_method=True)
+        self.ListTokens = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/ListTokens',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListTokensRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListTokensResponse.FromString,
+                _registered_method=True)
+        self.RevokeToken = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/RevokeToken',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.RevokeTokenRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.RevokeTokenResponse.FromString,
+                _registered_method=True)
+        self.Share = channel.unary_unary(
+                '/hindsight.memory.v1.MemoryService/Share',
+                request_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ShareRequest.SerializeToString,
+                response_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ShareResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -236,6 +261,48 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Invalidate(self, request, context):
+        """Ends the validity of memories without deleting them: they stay in history (and in the entity pages'
+        past values), and recall marks them outdated instead of returning them as current. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateToken(self, request, context):
+        """--- Managed tokens (an operator, or a token with `admin` on the banks concerned) ---
+        Mints a token and returns its secret, once; a token with `admin` on a bank mints child tokens for
+        that bank, never wider than itself (operations and expiry bounded by its own). Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTokens(self, request, context):
+        """Lists managed tokens (never a secret): all of them for an operator, else those within the banks the
+        caller administers.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeToken(self, request, context):
+        """Revokes a token and every token minted under it, on every port of every edge within a second.
+        Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Share(self, request, context):
+        """Copies chosen memories (turns, episodes, facts, lessons) of bank_id into target_bank_id (a team bank),
+        with their provenance; needs `read` on bank_id and `write` on target_bank_id. A purge of a shared
+        record removes its copy, unless the target bank re-stated it. Audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -318,6 +385,31 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.ListAudit,
                     request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListAuditRequest.FromString,
                     response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListAuditResponse.SerializeToString,
+            ),
+            'Invalidate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Invalidate,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.InvalidateRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.InvalidateResponse.SerializeToString,
+            ),
+            'CreateToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateToken,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CreateTokenRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.CreateTokenResponse.SerializeToString,
+            ),
+            'ListTokens': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTokens,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListTokensRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ListTokensResponse.SerializeToString,
+            ),
+            'RevokeToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeToken,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.RevokeTokenRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.RevokeTokenResponse.SerializeToString,
+            ),
+            'Share': grpc.unary_unary_rpc_method_handler(
+                    servicer.Share,
+                    request_deserializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ShareRequest.FromString,
+                    response_serializer=hindsight_dot_memory_dot_v1_dot_memory__pb2.ShareResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -753,6 +845,141 @@ class MemoryService:
             '/hindsight.memory.v1.MemoryService/ListAudit',
             hindsight_dot_memory_dot_v1_dot_memory__pb2.ListAuditRequest.SerializeToString,
             hindsight_dot_memory_dot_v1_dot_memory__pb2.ListAuditResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Invalidate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/Invalidate',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.InvalidateRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.InvalidateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/CreateToken',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.CreateTokenRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.CreateTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTokens(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/ListTokens',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ListTokensRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ListTokensResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/RevokeToken',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.RevokeTokenRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.RevokeTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Share(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.memory.v1.MemoryService/Share',
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ShareRequest.SerializeToString,
+            hindsight_dot_memory_dot_v1_dot_memory__pb2.ShareResponse.FromString,
             options,
             channel_credentials,
             insecure,

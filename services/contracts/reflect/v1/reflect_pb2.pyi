@@ -152,28 +152,32 @@ class ListLessonsResponse(_message.Message):
     def __init__(self, lessons: _Optional[_Iterable[_Union[Lesson, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class SearchLessonsRequest(_message.Message):
-    __slots__ = ("bank_id", "query", "limit", "rewrites", "rewrite_weight", "tags")
+    __slots__ = ("bank_id", "query", "limit", "rewrites", "rewrite_weight", "tags", "bank_ids")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     REWRITES_FIELD_NUMBER: _ClassVar[int]
     REWRITE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
+    BANK_IDS_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     query: str
     limit: int
     rewrites: _containers.RepeatedScalarFieldContainer[str]
     rewrite_weight: float
     tags: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ...) -> None: ...
+    bank_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ..., bank_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ScoredLesson(_message.Message):
-    __slots__ = ("lesson", "score")
+    __slots__ = ("lesson", "score", "bank_id")
     LESSON_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
     lesson: Lesson
     score: float
-    def __init__(self, lesson: _Optional[_Union[Lesson, _Mapping]] = ..., score: _Optional[float] = ...) -> None: ...
+    bank_id: str
+    def __init__(self, lesson: _Optional[_Union[Lesson, _Mapping]] = ..., score: _Optional[float] = ..., bank_id: _Optional[str] = ...) -> None: ...
 
 class SearchLessonsResponse(_message.Message):
     __slots__ = ("hits",)
@@ -199,6 +203,22 @@ class PurgeLessonsResponse(_message.Message):
     deleted_count: int
     def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
 
+class SetSourceStatesRequest(_message.Message):
+    __slots__ = ("bank_id", "archived_ids", "live_ids")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_IDS_FIELD_NUMBER: _ClassVar[int]
+    LIVE_IDS_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    archived_ids: _containers.RepeatedScalarFieldContainer[str]
+    live_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bank_id: _Optional[str] = ..., archived_ids: _Optional[_Iterable[str]] = ..., live_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SetSourceStatesResponse(_message.Message):
+    __slots__ = ("changed_count",)
+    CHANGED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    changed_count: int
+    def __init__(self, changed_count: _Optional[int] = ...) -> None: ...
+
 class ImportLessonsRequest(_message.Message):
     __slots__ = ("bank_id", "lessons")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
@@ -214,3 +234,35 @@ class ImportLessonsResponse(_message.Message):
     imported_count: int
     duplicate_count: int
     def __init__(self, imported_count: _Optional[int] = ..., duplicate_count: _Optional[int] = ...) -> None: ...
+
+class ExportLessonsRequest(_message.Message):
+    __slots__ = ("bank_id", "page_size", "page_token")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, bank_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ExportLessonsResponse(_message.Message):
+    __slots__ = ("lessons", "next_page_token")
+    LESSONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    lessons: _containers.RepeatedCompositeFieldContainer[Lesson]
+    next_page_token: str
+    def __init__(self, lessons: _Optional[_Iterable[_Union[Lesson, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetLessonsRequest(_message.Message):
+    __slots__ = ("bank_id", "ids")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bank_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetLessonsResponse(_message.Message):
+    __slots__ = ("lessons",)
+    LESSONS_FIELD_NUMBER: _ClassVar[int]
+    lessons: _containers.RepeatedCompositeFieldContainer[Lesson]
+    def __init__(self, lessons: _Optional[_Iterable[_Union[Lesson, _Mapping]]] = ...) -> None: ...

@@ -65,10 +65,25 @@ class ReflectServiceStub:
                 request_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsRequest.SerializeToString,
                 response_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsResponse.FromString,
                 _registered_method=True)
+        self.SetSourceStates = channel.unary_unary(
+                '/hindsight.reflect.v1.ReflectService/SetSourceStates',
+                request_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.SetSourceStatesRequest.SerializeToString,
+                response_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.SetSourceStatesResponse.FromString,
+                _registered_method=True)
         self.ImportLessons = channel.unary_unary(
                 '/hindsight.reflect.v1.ReflectService/ImportLessons',
                 request_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ImportLessonsRequest.SerializeToString,
                 response_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ImportLessonsResponse.FromString,
+                _registered_method=True)
+        self.ExportLessons = channel.unary_unary(
+                '/hindsight.reflect.v1.ReflectService/ExportLessons',
+                request_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ExportLessonsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ExportLessonsResponse.FromString,
+                _registered_method=True)
+        self.GetLessons = channel.unary_unary(
+                '/hindsight.reflect.v1.ReflectService/GetLessons',
+                request_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.GetLessonsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.GetLessonsResponse.FromString,
                 _registered_method=True)
 
 
@@ -120,9 +135,32 @@ class ReflectServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetSourceStates(self, request, context):
+        """Tells which source turns are archived (forgotten, recoverable) and which are live again: a lesson
+        whose every source turn is archived is kept but neither listed nor found. Called by the episodic outbox.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ImportLessons(self, request, context):
         """Writes lessons as they are given (ids, statistics and life cycle kept), for `hindsight import`.
         A lesson whose id the bank already holds is left unchanged, so importing twice changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExportLessons(self, request, context):
+        """Every lesson of a bank, archived (superseded, merged, faded) ones included, by id, a page at a time, for
+        `hindsight export`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLessons(self, request, context):
+        """Lessons by id (unknown and archived ones are left out), for sharing them.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -161,10 +199,25 @@ def add_ReflectServiceServicer_to_server(servicer, server):
                     request_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsRequest.FromString,
                     response_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.PurgeLessonsResponse.SerializeToString,
             ),
+            'SetSourceStates': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetSourceStates,
+                    request_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.SetSourceStatesRequest.FromString,
+                    response_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.SetSourceStatesResponse.SerializeToString,
+            ),
             'ImportLessons': grpc.unary_unary_rpc_method_handler(
                     servicer.ImportLessons,
                     request_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ImportLessonsRequest.FromString,
                     response_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ImportLessonsResponse.SerializeToString,
+            ),
+            'ExportLessons': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExportLessons,
+                    request_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ExportLessonsRequest.FromString,
+                    response_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ExportLessonsResponse.SerializeToString,
+            ),
+            'GetLessons': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLessons,
+                    request_deserializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.GetLessonsRequest.FromString,
+                    response_serializer=hindsight_dot_reflect_dot_v1_dot_reflect__pb2.GetLessonsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -341,6 +394,33 @@ class ReflectService:
             _registered_method=True)
 
     @staticmethod
+    def SetSourceStates(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.reflect.v1.ReflectService/SetSourceStates',
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.SetSourceStatesRequest.SerializeToString,
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.SetSourceStatesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def ImportLessons(request,
             target,
             options=(),
@@ -357,6 +437,60 @@ class ReflectService:
             '/hindsight.reflect.v1.ReflectService/ImportLessons',
             hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ImportLessonsRequest.SerializeToString,
             hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ImportLessonsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportLessons(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.reflect.v1.ReflectService/ExportLessons',
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ExportLessonsRequest.SerializeToString,
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.ExportLessonsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLessons(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.reflect.v1.ReflectService/GetLessons',
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.GetLessonsRequest.SerializeToString,
+            hindsight_dot_reflect_dot_v1_dot_reflect__pb2.GetLessonsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -101,7 +101,7 @@ class UpsertResponse(_message.Message):
     def __init__(self, upserted_count: _Optional[int] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("bank_id", "query", "limit", "time_range", "kinds", "tags", "min_score", "include_history", "include_cold", "valid_at", "expansion", "rewrites", "rewrite_weight", "all_tags", "match_entities")
+    __slots__ = ("bank_id", "query", "limit", "time_range", "kinds", "tags", "min_score", "include_history", "include_cold", "valid_at", "expansion", "rewrites", "rewrite_weight", "all_tags", "match_entities", "bank_ids")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -117,6 +117,7 @@ class SearchRequest(_message.Message):
     REWRITE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     ALL_TAGS_FIELD_NUMBER: _ClassVar[int]
     MATCH_ENTITIES_FIELD_NUMBER: _ClassVar[int]
+    BANK_IDS_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     query: str
     limit: int
@@ -132,17 +133,22 @@ class SearchRequest(_message.Message):
     rewrite_weight: float
     all_tags: bool
     match_entities: bool
-    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., kinds: _Optional[_Iterable[_Union[RecordKind, str]]] = ..., tags: _Optional[_Iterable[str]] = ..., min_score: _Optional[float] = ..., include_history: _Optional[bool] = ..., include_cold: _Optional[bool] = ..., valid_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expansion: _Optional[_Union[Expansion, str]] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ..., all_tags: _Optional[bool] = ..., match_entities: _Optional[bool] = ...) -> None: ...
+    bank_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., kinds: _Optional[_Iterable[_Union[RecordKind, str]]] = ..., tags: _Optional[_Iterable[str]] = ..., min_score: _Optional[float] = ..., include_history: _Optional[bool] = ..., include_cold: _Optional[bool] = ..., valid_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expansion: _Optional[_Union[Expansion, str]] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ..., all_tags: _Optional[bool] = ..., match_entities: _Optional[bool] = ..., bank_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ScoredRecord(_message.Message):
-    __slots__ = ("record", "score", "expanded_via")
+    __slots__ = ("record", "score", "expanded_via", "similarity", "bank_id")
     RECORD_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
     EXPANDED_VIA_FIELD_NUMBER: _ClassVar[int]
+    SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
     record: SemanticRecord
     score: float
     expanded_via: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, record: _Optional[_Union[SemanticRecord, _Mapping]] = ..., score: _Optional[float] = ..., expanded_via: _Optional[_Iterable[str]] = ...) -> None: ...
+    similarity: float
+    bank_id: str
+    def __init__(self, record: _Optional[_Union[SemanticRecord, _Mapping]] = ..., score: _Optional[float] = ..., expanded_via: _Optional[_Iterable[str]] = ..., similarity: _Optional[float] = ..., bank_id: _Optional[str] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
     __slots__ = ("hits", "entities")
@@ -153,18 +159,20 @@ class SearchResponse(_message.Message):
     def __init__(self, hits: _Optional[_Iterable[_Union[ScoredRecord, _Mapping]]] = ..., entities: _Optional[_Iterable[_Union[EntityMatch, _Mapping]]] = ...) -> None: ...
 
 class DeleteRequest(_message.Message):
-    __slots__ = ("bank_id", "ids", "source_turn_ids", "session_id", "whole_bank")
+    __slots__ = ("bank_id", "ids", "source_turn_ids", "session_id", "whole_bank", "archived")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
     SOURCE_TURN_IDS_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     WHOLE_BANK_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     ids: _containers.RepeatedScalarFieldContainer[str]
     source_turn_ids: _containers.RepeatedScalarFieldContainer[str]
     session_id: str
     whole_bank: bool
-    def __init__(self, bank_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., source_turn_ids: _Optional[_Iterable[str]] = ..., session_id: _Optional[str] = ..., whole_bank: _Optional[bool] = ...) -> None: ...
+    archived: bool
+    def __init__(self, bank_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., source_turn_ids: _Optional[_Iterable[str]] = ..., session_id: _Optional[str] = ..., whole_bank: _Optional[bool] = ..., archived: _Optional[bool] = ...) -> None: ...
 
 class DeleteResponse(_message.Message):
     __slots__ = ("deleted_count",)
@@ -199,18 +207,20 @@ class ListReviewsRequest(_message.Message):
     def __init__(self, bank_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
 
 class ReviewItem(_message.Message):
-    __slots__ = ("id", "candidate", "current", "reason", "created_at")
+    __slots__ = ("id", "candidate", "current", "reason", "created_at", "source_turn_ids")
     ID_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_FIELD_NUMBER: _ClassVar[int]
     CURRENT_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_TURN_IDS_FIELD_NUMBER: _ClassVar[int]
     id: str
     candidate: SemanticRecord
     current: SemanticRecord
     reason: str
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., candidate: _Optional[_Union[SemanticRecord, _Mapping]] = ..., current: _Optional[_Union[SemanticRecord, _Mapping]] = ..., reason: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    source_turn_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., candidate: _Optional[_Union[SemanticRecord, _Mapping]] = ..., current: _Optional[_Union[SemanticRecord, _Mapping]] = ..., reason: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source_turn_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListReviewsResponse(_message.Message):
     __slots__ = ("items",)
@@ -365,3 +375,61 @@ class MatchEntitiesResponse(_message.Message):
     MATCHES_FIELD_NUMBER: _ClassVar[int]
     matches: _containers.RepeatedCompositeFieldContainer[EntityMatch]
     def __init__(self, matches: _Optional[_Iterable[_Union[EntityMatch, _Mapping]]] = ...) -> None: ...
+
+class ExportRecordsRequest(_message.Message):
+    __slots__ = ("bank_id", "page_size", "page_token")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, bank_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ExportRecordsResponse(_message.Message):
+    __slots__ = ("records", "next_page_token", "entities", "reviews")
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ENTITIES_FIELD_NUMBER: _ClassVar[int]
+    REVIEWS_FIELD_NUMBER: _ClassVar[int]
+    records: _containers.RepeatedCompositeFieldContainer[SemanticRecord]
+    next_page_token: str
+    entities: _containers.RepeatedCompositeFieldContainer[Entity]
+    reviews: _containers.RepeatedCompositeFieldContainer[ReviewItem]
+    def __init__(self, records: _Optional[_Iterable[_Union[SemanticRecord, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., entities: _Optional[_Iterable[_Union[Entity, _Mapping]]] = ..., reviews: _Optional[_Iterable[_Union[ReviewItem, _Mapping]]] = ...) -> None: ...
+
+class InvalidateRequest(_message.Message):
+    __slots__ = ("bank_id", "ids", "valid_to")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    VALID_TO_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    valid_to: _timestamp_pb2.Timestamp
+    def __init__(self, bank_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class InvalidateResponse(_message.Message):
+    __slots__ = ("invalidated_ids", "unchanged_ids", "unknown_ids", "derived_ids")
+    INVALIDATED_IDS_FIELD_NUMBER: _ClassVar[int]
+    UNCHANGED_IDS_FIELD_NUMBER: _ClassVar[int]
+    UNKNOWN_IDS_FIELD_NUMBER: _ClassVar[int]
+    DERIVED_IDS_FIELD_NUMBER: _ClassVar[int]
+    invalidated_ids: _containers.RepeatedScalarFieldContainer[str]
+    unchanged_ids: _containers.RepeatedScalarFieldContainer[str]
+    unknown_ids: _containers.RepeatedScalarFieldContainer[str]
+    derived_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, invalidated_ids: _Optional[_Iterable[str]] = ..., unchanged_ids: _Optional[_Iterable[str]] = ..., unknown_ids: _Optional[_Iterable[str]] = ..., derived_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetRecordsRequest(_message.Message):
+    __slots__ = ("bank_id", "ids")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bank_id: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetRecordsResponse(_message.Message):
+    __slots__ = ("records",)
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    records: _containers.RepeatedCompositeFieldContainer[SemanticRecord]
+    def __init__(self, records: _Optional[_Iterable[_Union[SemanticRecord, _Mapping]]] = ...) -> None: ...

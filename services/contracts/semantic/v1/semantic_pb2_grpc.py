@@ -85,6 +85,21 @@ class SemanticServiceStub:
                 request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MatchEntitiesRequest.SerializeToString,
                 response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MatchEntitiesResponse.FromString,
                 _registered_method=True)
+        self.ExportRecords = channel.unary_unary(
+                '/hindsight.semantic.v1.SemanticService/ExportRecords',
+                request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ExportRecordsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ExportRecordsResponse.FromString,
+                _registered_method=True)
+        self.Invalidate = channel.unary_unary(
+                '/hindsight.semantic.v1.SemanticService/Invalidate',
+                request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.InvalidateRequest.SerializeToString,
+                response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.InvalidateResponse.FromString,
+                _registered_method=True)
+        self.GetRecords = channel.unary_unary(
+                '/hindsight.semantic.v1.SemanticService/GetRecords',
+                request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetRecordsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetRecordsResponse.FromString,
+                _registered_method=True)
 
 
 class SemanticServiceServicer:
@@ -161,6 +176,31 @@ class SemanticServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExportRecords(self, request, context):
+        """Every record of a bank learned from other records (facts, preferences, rules, entity summaries), current
+        and superseded, in both tiers, with the entities and the review queue, a page at a time (for
+        `hindsight export`). Turn and episode records are left out: they mirror the episodic layer's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Invalidate(self, request, context):
+        """Ends the validity of records without deleting them (valid_to set, no successor): search skips them
+        unless history is asked, History and entity pages keep them. Current facts standing only on the
+        named turns end with them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRecords(self, request, context):
+        """Records by id from either tier (unknown ids are left out), for sharing them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SemanticServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -213,6 +253,21 @@ def add_SemanticServiceServicer_to_server(servicer, server):
                     servicer.MatchEntities,
                     request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MatchEntitiesRequest.FromString,
                     response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MatchEntitiesResponse.SerializeToString,
+            ),
+            'ExportRecords': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExportRecords,
+                    request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ExportRecordsRequest.FromString,
+                    response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ExportRecordsResponse.SerializeToString,
+            ),
+            'Invalidate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Invalidate,
+                    request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.InvalidateRequest.FromString,
+                    response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.InvalidateResponse.SerializeToString,
+            ),
+            'GetRecords': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRecords,
+                    request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetRecordsRequest.FromString,
+                    response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetRecordsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -486,6 +541,87 @@ class SemanticService:
             '/hindsight.semantic.v1.SemanticService/MatchEntities',
             hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MatchEntitiesRequest.SerializeToString,
             hindsight_dot_semantic_dot_v1_dot_semantic__pb2.MatchEntitiesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportRecords(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.semantic.v1.SemanticService/ExportRecords',
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ExportRecordsRequest.SerializeToString,
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ExportRecordsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Invalidate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.semantic.v1.SemanticService/Invalidate',
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.InvalidateRequest.SerializeToString,
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.InvalidateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRecords(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.semantic.v1.SemanticService/GetRecords',
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetRecordsRequest.SerializeToString,
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetRecordsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -25,15 +25,15 @@ _sym_db = _symbol_database.Default()
 from hindsight.contracts.common.v1 import common_pb2 as hindsight_dot_common_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"hindsight/working/v1/working.proto\x12\x14hindsight.working.v1\x1a hindsight/common/v1/common.proto\"O\n\x12\x41ppendTurnsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12(\n\x05turns\x18\x02 \x03(\x0b\x32\x19.hindsight.common.v1.Turn\"M\n\x13\x41ppendTurnsResponse\x12\x16\n\x0e\x61ppended_count\x18\x01 \x01(\r\x12\x1e\n\x16\x63ompressed_group_count\x18\x02 \x01(\r\"J\n\x10GetWindowRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x11\n\tmax_turns\x18\x03 \x01(\r\"=\n\x11GetWindowResponse\x12(\n\x05turns\x18\x01 \x03(\x0b\x32\x19.hindsight.common.v1.Turn\"\xdc\x01\n\x13SearchRecentRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\r\n\x05limit\x18\x04 \x01(\r\x12\x10\n\x08rewrites\x18\x05 \x03(\t\x12\x1b\n\x0erewrite_weight\x18\x06 \x01(\x01H\x00\x88\x01\x01\x12\x32\n\ntime_range\x18\x07 \x01(\x0b\x32\x1e.hindsight.common.v1.TimeRange\x12\x0c\n\x04tags\x18\x08 \x03(\tB\x11\n\x0f_rewrite_weight\"E\n\x14SearchRecentResponse\x12-\n\x04hits\x18\x01 \x03(\x0b\x32\x1f.hindsight.common.v1.ScoredTurn\"_\n\x12\x46orgetTurnsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x10\n\x08turn_ids\x18\x02 \x03(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x12\n\nwhole_bank\x18\x04 \x01(\x08\",\n\x13\x46orgetTurnsResponse\x12\x15\n\rremoved_count\x18\x01 \x01(\r\"\xa1\x01\n\x0bWindowEntry\x12-\n\x04kind\x18\x01 \x01(\x0e\x32\x1f.hindsight.working.v1.EntryKind\x12\'\n\x04turn\x18\x02 \x01(\x0b\x32\x19.hindsight.common.v1.Turn\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12\x13\n\x0btoken_count\x18\x04 \x01(\r\x12\x14\n\x0ctimestamp_ms\x18\x05 \x01(\x03\"N\n\x11GetContextRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x14\n\x0ctoken_budget\x18\x03 \x01(\r\"\xdb\x01\n\x12GetContextResponse\x12\x34\n\tsummaries\x18\x01 \x03(\x0b\x32!.hindsight.working.v1.WindowEntry\x12\x30\n\x05turns\x18\x02 \x03(\x0b\x32!.hindsight.working.v1.WindowEntry\x12\x13\n\x0btoken_count\x18\x03 \x01(\r\x12\x1b\n\x13session_token_count\x18\x04 \x01(\r\x12\x15\n\romitted_count\x18\x05 \x01(\r\x12\x14\n\x0ctoken_budget\x18\x06 \x01(\r\"M\n\x0f\x43ompressRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x15\n\rtarget_tokens\x18\x03 \x01(\r\"\x87\x01\n\x10\x43ompressResponse\x12\x13\n\x0bgroup_count\x18\x01 \x01(\r\x12\x1d\n\x15summarised_turn_count\x18\x02 \x01(\r\x12\x15\n\rtokens_before\x18\x03 \x01(\r\x12\x14\n\x0ctokens_after\x18\x04 \x01(\r\x12\x12\n\nsummariser\x18\x05 \x01(\t\":\n\x13\x43loseSessionRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"f\n\x14\x43loseSessionResponse\x12\x0e\n\x06\x63losed\x18\x01 \x01(\x08\x12\x12\n\nturn_count\x18\x02 \x01(\r\x12\x15\n\rsummary_count\x18\x03 \x01(\r\x12\x13\n\x0btoken_count\x18\x04 \x01(\r*T\n\tEntryKind\x12\x1a\n\x16\x45NTRY_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x45NTRY_KIND_TURN\x10\x01\x12\x16\n\x12\x45NTRY_KIND_SUMMARY\x10\x02\x32\xc6\x05\n\x14WorkingMemoryService\x12\x62\n\x0b\x41ppendTurns\x12(.hindsight.working.v1.AppendTurnsRequest\x1a).hindsight.working.v1.AppendTurnsResponse\x12\\\n\tGetWindow\x12&.hindsight.working.v1.GetWindowRequest\x1a\'.hindsight.working.v1.GetWindowResponse\x12\x65\n\x0cSearchRecent\x12).hindsight.working.v1.SearchRecentRequest\x1a*.hindsight.working.v1.SearchRecentResponse\x12\x62\n\x0b\x46orgetTurns\x12(.hindsight.working.v1.ForgetTurnsRequest\x1a).hindsight.working.v1.ForgetTurnsResponse\x12_\n\nGetContext\x12\'.hindsight.working.v1.GetContextRequest\x1a(.hindsight.working.v1.GetContextResponse\x12Y\n\x08\x43ompress\x12%.hindsight.working.v1.CompressRequest\x1a&.hindsight.working.v1.CompressResponse\x12\x65\n\x0c\x43loseSession\x12).hindsight.working.v1.CloseSessionRequest\x1a*.hindsight.working.v1.CloseSessionResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"hindsight/working/v1/working.proto\x12\x14hindsight.working.v1\x1a hindsight/common/v1/common.proto\"O\n\x12\x41ppendTurnsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12(\n\x05turns\x18\x02 \x03(\x0b\x32\x19.hindsight.common.v1.Turn\"M\n\x13\x41ppendTurnsResponse\x12\x16\n\x0e\x61ppended_count\x18\x01 \x01(\r\x12\x1e\n\x16\x63ompressed_group_count\x18\x02 \x01(\r\"J\n\x10GetWindowRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x11\n\tmax_turns\x18\x03 \x01(\r\"=\n\x11GetWindowResponse\x12(\n\x05turns\x18\x01 \x03(\x0b\x32\x19.hindsight.common.v1.Turn\"\xee\x01\n\x13SearchRecentRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\r\n\x05limit\x18\x04 \x01(\r\x12\x10\n\x08rewrites\x18\x05 \x03(\t\x12\x1b\n\x0erewrite_weight\x18\x06 \x01(\x01H\x00\x88\x01\x01\x12\x32\n\ntime_range\x18\x07 \x01(\x0b\x32\x1e.hindsight.common.v1.TimeRange\x12\x0c\n\x04tags\x18\x08 \x03(\t\x12\x10\n\x08\x62\x61nk_ids\x18\t \x03(\tB\x11\n\x0f_rewrite_weight\"E\n\x14SearchRecentResponse\x12-\n\x04hits\x18\x01 \x03(\x0b\x32\x1f.hindsight.common.v1.ScoredTurn\"_\n\x12\x46orgetTurnsRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x10\n\x08turn_ids\x18\x02 \x03(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x12\n\nwhole_bank\x18\x04 \x01(\x08\",\n\x13\x46orgetTurnsResponse\x12\x15\n\rremoved_count\x18\x01 \x01(\r\"\xa1\x01\n\x0bWindowEntry\x12-\n\x04kind\x18\x01 \x01(\x0e\x32\x1f.hindsight.working.v1.EntryKind\x12\'\n\x04turn\x18\x02 \x01(\x0b\x32\x19.hindsight.common.v1.Turn\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12\x13\n\x0btoken_count\x18\x04 \x01(\r\x12\x14\n\x0ctimestamp_ms\x18\x05 \x01(\x03\"N\n\x11GetContextRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x14\n\x0ctoken_budget\x18\x03 \x01(\r\"\xdb\x01\n\x12GetContextResponse\x12\x34\n\tsummaries\x18\x01 \x03(\x0b\x32!.hindsight.working.v1.WindowEntry\x12\x30\n\x05turns\x18\x02 \x03(\x0b\x32!.hindsight.working.v1.WindowEntry\x12\x13\n\x0btoken_count\x18\x03 \x01(\r\x12\x1b\n\x13session_token_count\x18\x04 \x01(\r\x12\x15\n\romitted_count\x18\x05 \x01(\r\x12\x14\n\x0ctoken_budget\x18\x06 \x01(\r\"M\n\x0f\x43ompressRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x15\n\rtarget_tokens\x18\x03 \x01(\r\"\x87\x01\n\x10\x43ompressResponse\x12\x13\n\x0bgroup_count\x18\x01 \x01(\r\x12\x1d\n\x15summarised_turn_count\x18\x02 \x01(\r\x12\x15\n\rtokens_before\x18\x03 \x01(\r\x12\x14\n\x0ctokens_after\x18\x04 \x01(\r\x12\x12\n\nsummariser\x18\x05 \x01(\t\":\n\x13\x43loseSessionRequest\x12\x0f\n\x07\x62\x61nk_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"f\n\x14\x43loseSessionResponse\x12\x0e\n\x06\x63losed\x18\x01 \x01(\x08\x12\x12\n\nturn_count\x18\x02 \x01(\r\x12\x15\n\rsummary_count\x18\x03 \x01(\r\x12\x13\n\x0btoken_count\x18\x04 \x01(\r*T\n\tEntryKind\x12\x1a\n\x16\x45NTRY_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x45NTRY_KIND_TURN\x10\x01\x12\x16\n\x12\x45NTRY_KIND_SUMMARY\x10\x02\x32\xc6\x05\n\x14WorkingMemoryService\x12\x62\n\x0b\x41ppendTurns\x12(.hindsight.working.v1.AppendTurnsRequest\x1a).hindsight.working.v1.AppendTurnsResponse\x12\\\n\tGetWindow\x12&.hindsight.working.v1.GetWindowRequest\x1a\'.hindsight.working.v1.GetWindowResponse\x12\x65\n\x0cSearchRecent\x12).hindsight.working.v1.SearchRecentRequest\x1a*.hindsight.working.v1.SearchRecentResponse\x12\x62\n\x0b\x46orgetTurns\x12(.hindsight.working.v1.ForgetTurnsRequest\x1a).hindsight.working.v1.ForgetTurnsResponse\x12_\n\nGetContext\x12\'.hindsight.working.v1.GetContextRequest\x1a(.hindsight.working.v1.GetContextResponse\x12Y\n\x08\x43ompress\x12%.hindsight.working.v1.CompressRequest\x1a&.hindsight.working.v1.CompressResponse\x12\x65\n\x0c\x43loseSession\x12).hindsight.working.v1.CloseSessionRequest\x1a*.hindsight.working.v1.CloseSessionResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'hindsight.working.v1.working_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ENTRYKIND']._serialized_start=1677
-  _globals['_ENTRYKIND']._serialized_end=1761
+  _globals['_ENTRYKIND']._serialized_start=1695
+  _globals['_ENTRYKIND']._serialized_end=1779
   _globals['_APPENDTURNSREQUEST']._serialized_start=94
   _globals['_APPENDTURNSREQUEST']._serialized_end=173
   _globals['_APPENDTURNSRESPONSE']._serialized_start=175
@@ -43,27 +43,27 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETWINDOWRESPONSE']._serialized_start=330
   _globals['_GETWINDOWRESPONSE']._serialized_end=391
   _globals['_SEARCHRECENTREQUEST']._serialized_start=394
-  _globals['_SEARCHRECENTREQUEST']._serialized_end=614
-  _globals['_SEARCHRECENTRESPONSE']._serialized_start=616
-  _globals['_SEARCHRECENTRESPONSE']._serialized_end=685
-  _globals['_FORGETTURNSREQUEST']._serialized_start=687
-  _globals['_FORGETTURNSREQUEST']._serialized_end=782
-  _globals['_FORGETTURNSRESPONSE']._serialized_start=784
-  _globals['_FORGETTURNSRESPONSE']._serialized_end=828
-  _globals['_WINDOWENTRY']._serialized_start=831
-  _globals['_WINDOWENTRY']._serialized_end=992
-  _globals['_GETCONTEXTREQUEST']._serialized_start=994
-  _globals['_GETCONTEXTREQUEST']._serialized_end=1072
-  _globals['_GETCONTEXTRESPONSE']._serialized_start=1075
-  _globals['_GETCONTEXTRESPONSE']._serialized_end=1294
-  _globals['_COMPRESSREQUEST']._serialized_start=1296
-  _globals['_COMPRESSREQUEST']._serialized_end=1373
-  _globals['_COMPRESSRESPONSE']._serialized_start=1376
-  _globals['_COMPRESSRESPONSE']._serialized_end=1511
-  _globals['_CLOSESESSIONREQUEST']._serialized_start=1513
-  _globals['_CLOSESESSIONREQUEST']._serialized_end=1571
-  _globals['_CLOSESESSIONRESPONSE']._serialized_start=1573
-  _globals['_CLOSESESSIONRESPONSE']._serialized_end=1675
-  _globals['_WORKINGMEMORYSERVICE']._serialized_start=1764
-  _globals['_WORKINGMEMORYSERVICE']._serialized_end=2474
+  _globals['_SEARCHRECENTREQUEST']._serialized_end=632
+  _globals['_SEARCHRECENTRESPONSE']._serialized_start=634
+  _globals['_SEARCHRECENTRESPONSE']._serialized_end=703
+  _globals['_FORGETTURNSREQUEST']._serialized_start=705
+  _globals['_FORGETTURNSREQUEST']._serialized_end=800
+  _globals['_FORGETTURNSRESPONSE']._serialized_start=802
+  _globals['_FORGETTURNSRESPONSE']._serialized_end=846
+  _globals['_WINDOWENTRY']._serialized_start=849
+  _globals['_WINDOWENTRY']._serialized_end=1010
+  _globals['_GETCONTEXTREQUEST']._serialized_start=1012
+  _globals['_GETCONTEXTREQUEST']._serialized_end=1090
+  _globals['_GETCONTEXTRESPONSE']._serialized_start=1093
+  _globals['_GETCONTEXTRESPONSE']._serialized_end=1312
+  _globals['_COMPRESSREQUEST']._serialized_start=1314
+  _globals['_COMPRESSREQUEST']._serialized_end=1391
+  _globals['_COMPRESSRESPONSE']._serialized_start=1394
+  _globals['_COMPRESSRESPONSE']._serialized_end=1529
+  _globals['_CLOSESESSIONREQUEST']._serialized_start=1531
+  _globals['_CLOSESESSIONREQUEST']._serialized_end=1589
+  _globals['_CLOSESESSIONRESPONSE']._serialized_start=1591
+  _globals['_CLOSESESSIONRESPONSE']._serialized_end=1693
+  _globals['_WORKINGMEMORYSERVICE']._serialized_start=1782
+  _globals['_WORKINGMEMORYSERVICE']._serialized_end=2492
 # @@protoc_insertion_point(module_scope)

@@ -50,7 +50,7 @@ class GetWindowResponse(_message.Message):
     def __init__(self, turns: _Optional[_Iterable[_Union[_common_pb2.Turn, _Mapping]]] = ...) -> None: ...
 
 class SearchRecentRequest(_message.Message):
-    __slots__ = ("bank_id", "query", "session_id", "limit", "rewrites", "rewrite_weight", "time_range", "tags")
+    __slots__ = ("bank_id", "query", "session_id", "limit", "rewrites", "rewrite_weight", "time_range", "tags", "bank_ids")
     BANK_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -59,6 +59,7 @@ class SearchRecentRequest(_message.Message):
     REWRITE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     TIME_RANGE_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
+    BANK_IDS_FIELD_NUMBER: _ClassVar[int]
     bank_id: str
     query: str
     session_id: str
@@ -67,7 +68,8 @@ class SearchRecentRequest(_message.Message):
     rewrite_weight: float
     time_range: _common_pb2.TimeRange
     tags: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., session_id: _Optional[str] = ..., limit: _Optional[int] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., tags: _Optional[_Iterable[str]] = ...) -> None: ...
+    bank_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bank_id: _Optional[str] = ..., query: _Optional[str] = ..., session_id: _Optional[str] = ..., limit: _Optional[int] = ..., rewrites: _Optional[_Iterable[str]] = ..., rewrite_weight: _Optional[float] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., tags: _Optional[_Iterable[str]] = ..., bank_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SearchRecentResponse(_message.Message):
     __slots__ = ("hits",)

@@ -19,6 +19,13 @@
     return node;
   }
 
+  function validity(f) {
+    const from = (f.valid_from || "").slice(0, 10);
+    const end = (from || "?") + " to " + (f.valid_to || "").slice(0, 10);
+    if (f.superseded_by) return end + " (superseded by " + f.superseded_by + ")";
+    return f.valid_to ? end + " (invalidated)" : (from ? "current, since " + from : "current");
+  }
+
   function table(headers, rows, rowClass) {
     return el("table", {},
       el("thead", {}, el("tr", {}, headers.map((h) => el("th", {}, h)))),
@@ -103,11 +110,12 @@
       for (const id of data.banks) {
         const c = await api("banks/" + encodeURIComponent(id) + "/counts");
         rows.push([id, c.episodic.turns, c.episodic.turns_with_archived, c.episodic.episodes,
-          c.semantic.entities, c.semantic.open_reviews, c.reflect.lessons]);
+          c.semantic.entities, c.semantic.open_reviews, c.reflect.lessons, c.outbox.waiting,
+          c.outbox.dead_letters]);
       }
       show(el("h2", {}, "Banks"),
         table(["bank", "turns (episodic)", "with archived", "episodes (episodic)", "entities (semantic)",
-          "open reviews (semantic)", "lessons (reflect)"], rows));
+          "open reviews (semantic)", "lessons (reflect)", "outbox waiting", "dead letters (outbox)"], rows));
     },
 
     async timeline() {
@@ -116,19 +124,23 @@
         const data = await api(bankPath("timeline", values));
         const turns = data.turns;
         list.replaceChildren(el("p", { class: "muted" }, turns.length + " turns"), table(
-          ["time", "session", "speaker", "text", "source", "tags", ""],
+          ["time", "session", "speaker", "text", "source", "agent", "tags", ""],
           turns.map((t) => [when(t.meta), t.session_id || "", t.speaker || (t.role || "").replace("ROLE_", "").toLowerCase(), t.text,
-            ((t.meta && t.meta.source) || "").replace("SOURCE_", "").toLowerCase(), tags(t.meta),
+            ((t.meta && t.meta.source) || "").replace("SOURCE_", "").toLowerCase(), (t.meta && t.meta.agent) || "", tags(t.meta),
             t.archived
               ? el("button", { type: "button", onclick: async () => {
                 if (await act("restore", { ids: [t.id], reason: "restored from the console" }, "Restore this turn?")) load(values);
               } }, "Restore")
-              : el("button", { type: "button", class: "danger", onclick: async () => {
-                if (await act("forget", { ids: [t.id], reason: "forgotten from the console" }, "Forget this turn? It is archived and leaves recall.")) load(values);
-              } }, "Forget")]),
+              : el("span", {},
+                el("button", { type: "button", onclick: async () => {
+                  if (await act("invalidate", { ids: [t.id], reason: "no longer holds (console)" }, "Mark this turn as no longer true? It stays in history; recall shows it as outdated.")) load(values);
+                } }, "No longer true"),
+                el("button", { type: "button", class: "danger", onclick: async () => {
+                  if (await act("forget", { ids: [t.id], reason: "forgotten from the console" }, "Forget this turn? It is archived and leaves recall.")) load(values);
+                } }, "Forget"))]),
           (i) => (turns[i].archived ? "archived" : null)));
       };
-      const form = filterForm([["q", "search"], ["session", "session"], ["tag", "tag"], ["source", "source", "source"],
+      const form = filterForm([["q", "search"], ["session", "session"], ["tag", "tag"], ["agent", "agent"], ["source", "source", "source"],
         ["from", "from", "datetime-local"], ["to", "to", "datetime-local"], ["archived", "archived too", "checkbox"]], load);
       show(el("h2", {}, "Timeline"), form, list);
       await load({});
@@ -150,12 +162,12 @@
             const chain = el("div", {});
             return [f.subject || "", f.attribute || "", el("div", {}, f.value || f.text, chain),
               (f.valid_from || "").replace("T", " "),
-              f.superseded_by ? "superseded by " + f.superseded_by : "current", fixed(f.confidence, 2),
+              validity(f), fixed(f.confidence, 2),
               el("button", { type: "button", onclick: async () => {
                 const h = await api(bankPath("history", { record: f.id }));
                 chain.replaceChildren(el("ol", { class: "history" }, h.records.map((r) =>
                   el("li", {}, r.value || r.text, " ", el("span", { class: "muted" },
-                    (r.valid_from || "").slice(0, 10) + (r.superseded_by ? " → superseded" : " (current)"))))));
+                    validity(r))))));
               } }, "History")];
           })));
       };
@@ -171,7 +183,7 @@
         page.replaceChildren(el("div", { class: "card" }, el("h3", {}, e.name + " (" + (e.type || "other") + ")"),
           el("p", { class: "muted" }, "aliases: " + (e.aliases || []).join(", ") + " · mentions: " + (e.mention_count || 0)),
           el("h3", {}, "Facts"), el("ul", {}, (data.facts || []).map((f) => el("li", {}, (f.attribute || "") + ": " + (f.value || f.text),
-            f.superseded_by ? " (superseded)" : ""))),
+            el("span", { class: "muted" }, " " + validity(f))))),
           el("h3", {}, "Relations"), el("ul", {}, (e.relations || []).map((r) => el("li", {}, r.type + " → " + r.target))),
           el("h3", {}, "Mentions"), el("ul", {}, (data.mentions || []).map((t) => el("li", {}, t.text)))));
       };

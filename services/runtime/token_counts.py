@@ -1,4 +1,5 @@
-"""Token counts of working-memory text: a fast estimate by script, or an exact tokenizer by setting.
+"""Token counts of text (working memory, the edge's context budget): a fast estimate by script, or an exact
+tokenizer by setting.
 
 The estimate counts what tokenizers split on rather than raw characters: one token per Latin word or
 number (plus one per further ``word_chars`` characters of a very long word; a word mixing letters and

@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS tokens;
+DROP SEQUENCE IF EXISTS token_versions;
