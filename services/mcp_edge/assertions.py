@@ -56,8 +56,8 @@ def prefer_assertions(
     """``fused`` with each look-alike of its first ``top_k`` giving its place to the first later assertion
     whose relevance (``relevance`` by id; a memory's score where it has none) is at least ``ratio`` of its
     own, or at least :data:`ANSWER_RELEVANCE` with a subject word of the look-alike (see the module
-    docstring), and only from the look-alike's own bank; unchanged when the request does not ask about the current state, or ``ratio`` is above 1
-    (the signal is off)."""
+    docstring), and only from the look-alike's own bank; unchanged when the request does not ask about the
+    current state, or ``ratio`` is above 1 (the signal is off)."""
     if top_k <= 1 or ratio > 1.0 or not query.strip() or not asks_current_state(query):
         return list(fused)
     head, rest = list(fused[:top_k]), list(fused[top_k:])

@@ -79,13 +79,18 @@ async def _memory_service(engine: MemoryEngine) -> AsyncIterator[ServiceSpec]:
 async def edge(
     database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Edge]:
-    """Every layer and the edge (gRPC and MCP over HTTP), as the benchmark's embedded mesh runs them."""
+    """Every layer and the edge (gRPC and MCP over HTTP), as the benchmark's embedded mesh runs them, with
+    no relevance floor: these tests check the harness (every query scored, banks apart), and a bank of five
+    messages holds too little near a question for a weakly related gold turn to clear the floor alone."""
+    unfloored = {"relevance_floor": 0.0, "relevance_support": 0.0}
     async with (
         layer_mesh(database_url, redis_url, tmp_path_factory.mktemp("qdrant")) as layers,
-        open_engine(layers.edge_settings()) as engine,
+        open_engine(layers.edge_settings(**unfloored)) as engine,
         serving(lambda: _memory_service(engine)) as server,
         serving_mcp_http(
-            engine, layers.edge_settings(mcp_port=free_port(), default_bank="bench"), Grants.off()
+            engine,
+            layers.edge_settings(mcp_port=free_port(), default_bank="bench", **unfloored),
+            Grants.off(),
         ) as url,
     ):
         yield Edge(f"127.0.0.1:{server.port}", url)
