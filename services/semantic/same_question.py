@@ -8,7 +8,10 @@ what differs is read as the values:
   when it is the only difference, a short free-text span; a differing span that names another owner ("my
   brother's"), negates, or changes a word of the question while a typed value changes too (another
   attribute: "leaves at 9" against "lands at 11") means the clauses ask different questions;
-- at least one value must be replaced (an added detail is not a new answer).
+- at least one value must be replaced (an added detail is not a new answer);
+- a name replaced on the subject's side (before the copula) and then another value names whose value it
+  is ("the owner for ServiceA is Priya" against "the owner for ServiceB is Tom", "our Berlin office opens
+  at 9" against "our Munich office opens at 10"): another subject, not a correction.
 
 :func:`match` returns the best clause pair with its strength (0 to 1), or None. Whether the later
 statement asserts a current state is :mod:`.modality`'s question.
@@ -304,6 +307,13 @@ def _name_swap(before: list[Token], after: list[Token], start: tuple[int, int]) 
     )
 
 
+def _subject_side(old: list[Token], new: list[Token], a1: int, b1: int) -> bool:
+    """Spans ending at ``a1`` / ``b1`` lie on the subject's side: before the copula marker on both sides, or
+    anywhere in clauses without one ("our Berlin office opens at 9")."""
+    links = any(t.link for t in old) or any(t.link for t in new)
+    return not links or (any(t.link for t in old[a1:]) and any(t.link for t in new[b1:]))
+
+
 def _owned_attribute(shared: list[Token]) -> bool:
     """The frame is the speaker's own thing ("my allergy", "我的..."): its noun names the question."""
     return any(t.key == "my" for t in shared) or any(t.text == "我" for t in shared)
@@ -355,6 +365,7 @@ def _compare(old: list[Token], new: list[Token]) -> Match | None:
     if last_replace < 0:
         return None  # nothing replaced: an added detail is not a new answer
     replaced: list[tuple[list[Token], list[Token], bool]] = []
+    keyed_by_name = False  # a name replaced before another value: it may name whose value it is
     verb_anchored = False
     trailing_words = 0.0
     for index, (op, a0, a1, b0, b1) in enumerate(opcodes):
@@ -394,6 +405,9 @@ def _compare(old: list[Token], new: list[Token]) -> Match | None:
             verb_anchored = verb_anchored or anchor == VERB_ANCHOR
         if both_typed and _quantity(before) and _quantity(after) and _quantity(before) != _quantity(after):
             return None  # a date against an amount ("每月27号交" / "每月四千二"): two questions
+        if keyed_by_name:
+            return None  # "the owner for ServiceA is Priya" / "... for ServiceB is Tom": another subject
+        keyed_by_name = _name_swap(before, after, (a0, b0)) and _subject_side(old, new, a1, b1)
         replaced.append((before, after, typed))
     if not replaced or all(_plain(b) == _plain(a) for b, a, _ in replaced):
         return None  # nothing replaced, or the same value written another way ("5th", "5")

@@ -118,6 +118,10 @@ KEEPS = [
     ),
     ("我们的周会在周一。", "等新同事入职了，我们的周会在周三。"),
     ("我们的宠物医生是何医生。", "疫情之前，我们的宠物医生是绿爪诊所。"),
+    # the same attribute of another subject, named before the copula (or in a clause without one)
+    ("The release manager for Orion is Keiko.", "The release manager for Vega is Marcus."),
+    ("The head office of Acme is in Leeds.", "The head office of Globex is in Bristol."),
+    ("Our Lisbon team starts at 8.", "Our Toronto team starts at 10."),
 ]
 
 
