@@ -152,7 +152,8 @@ def embedded_mesh(
             try:
                 yield info, process.pid
             except BaseException:
-                print("the mesh's last lines of output:\n" + "".join(tail), file=sys.stderr, flush=True)
+                lines = tail.copy()  # one C-level copy: the drain thread may append while this reads
+                print("the mesh's last lines of output:\n" + "".join(lines), file=sys.stderr, flush=True)
                 raise
         finally:
             if process.poll() is None:
