@@ -6,6 +6,8 @@ deadline, so a chain of calls never outlives the request that started it.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import functools
 import json
@@ -132,8 +134,7 @@ def retry_service_config(stub_class: type) -> str:
     reads = [
         {"service": service.full_name, "method": method.name}
         for method in service.methods
-        if not (method.client_streaming or method.server_streaming)
-        and (method.name.startswith(READ_PREFIXES) or method.name in IDEMPOTENT_COMPUTE)
+        if not (method.client_streaming or method.server_streaming) and is_read(method.name)
     ]
     if not reads:
         return ""
@@ -146,7 +147,21 @@ _CHANNEL_OPTIONS = (
     # Spread calls over every address the target resolves to (a headless Service in Kubernetes lists each
     # replica), instead of pinning one connection to one replica; a single address behaves as before.
     ("grpc.lb_policy_name", "round_robin"),
+    # A layer that was not listening yet (the mesh starts every service at once) or restarted is tried again
+    # within a second, not after gRPC's default back-off, which grows to minutes.
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1_000),
 )
+
+CONNECT_GRACE = 2.0
+"""Seconds a write waits for its layer's connection when the channel is not connected (the layer starting
+or restarting) before it is sent; a read fails fast instead, as a recall answers from the other layers."""
+
+
+def is_read(method: str) -> bool:
+    """Whether ``method`` only reads or computes (safe to send again, and not worth waiting for)."""
+    return method.startswith(READ_PREFIXES) or method in IDEMPOTENT_COMPUTE
 
 
 def remaining_budget(timeout: float) -> float:
@@ -226,6 +241,8 @@ class LayerClient(Generic[StubT]):
         DEADLINE_EXCEEDED :class:`DeadlineExceeded` (a kind of it, which keeps its own status)."""
         rpc = getattr(self.stub, method)
         budget = remaining_budget(timeout if timeout is not None else self.default_timeout)
+        if not is_read(method):
+            budget = await self._await_connection(budget)
         full_method = f"/{self._service}/{method}"
         try:
             return await traced_call(
@@ -241,6 +258,18 @@ class LayerClient(Generic[StubT]):
             if exc.code() == grpc.StatusCode.UNAVAILABLE:
                 raise Unavailable(f"{self.target}: UNAVAILABLE: {exc.details()}") from exc
             raise
+
+    async def _await_connection(self, budget: float) -> float:
+        """Wait up to :data:`CONNECT_GRACE` (within ``budget``) for a channel that is not connected; what is
+        left of ``budget``. A channel that failed to connect fails its calls at once until it reconnects, so
+        a write sent just after its layer came up would be refused though nothing is wrong."""
+        if self._channel.get_state(try_to_connect=True) == grpc.ChannelConnectivity.READY:
+            return budget
+        started = time.monotonic()
+        # still not connected after the grace: the call itself reports UNAVAILABLE, as it would have at once
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._channel.channel_ready(), timeout=min(CONNECT_GRACE, budget / 2))
+        return max(0.001, budget - (time.monotonic() - started))
 
     async def close(self) -> None:
         """Close the companions, then the channel."""
