@@ -229,8 +229,8 @@ async def _until(found: Callable[[], Any], timeout: float) -> None:
 async def fault(running: Stack, target: str, grpc_port: int, token: str) -> dict[str, Any]:
     """Load, crash ``target``, wait for the restart policy and the health check, load, then look for every
     acknowledged retain by id and by meaning (the embedded fault bench's measures)."""
-    from hindsight.cli.bench.faults import _searchable, _stored_ids
-    from hindsight.cli.bench.faults_load import FaultLoad, LoadPlan
+    from hindsight.bench.faults import _searchable, _stored_ids
+    from hindsight.bench.faults_load import FaultLoad, LoadPlan
     from hindsight.client import AsyncMemoryClient, HindsightError
 
     service = running.services[target]

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hindsight.cli.bench import SUITES, add_bench_command
+from hindsight.bench import SUITES, add_bench_command
 from hindsight.cli.layers import BY_NAME, LAYERS
 from hindsight.runtime.logs import configure_logging
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.cli.bench.fuzz import FAMILIES, Outcome, Tally, Target, run_family
+from hindsight.bench.fuzz import FAMILIES, Outcome, Tally, Target, run_family
 from hindsight.mcp_edge.engine import open_engine
 from hindsight.mcp_edge.http import serving_mcp_http
 from hindsight.mcp_edge.service import memory_service_spec

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.cli.bench.fleet_data import ORG_BANK, canary_note, plan_fleet
+from hindsight.bench.fleet_data import ORG_BANK, canary_note, plan_fleet
 from hindsight.cli.main import build_parser
 
 KEYS = {"agents", "teams", "leaks", "refused", "shared_found", "recall_ms"}

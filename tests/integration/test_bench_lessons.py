@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.cli.bench.lessons_set import (
+from hindsight.bench.lessons_set import (
     DEV_DOMAINS,
     EPISODES,
     FACT_QUESTIONS,

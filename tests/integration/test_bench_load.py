@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.cli.bench.load import Acknowledged, LoadResult, Sample
+from hindsight.bench.load import Acknowledged, LoadResult, Sample
 from hindsight.cli.main import build_parser
 from tests.integration.tiny_bench_data import write_tiny_data
 

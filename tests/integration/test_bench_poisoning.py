@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.cli.bench.attacks import KINDS, load_attacks
+from hindsight.bench.attacks import KINDS, load_attacks
 from hindsight.cli.main import build_parser
 
 MESSAGES = [

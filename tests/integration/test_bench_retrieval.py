@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.cli.bench.datasets import load_dataset
-from hindsight.cli.bench.retrieval import Options, run_benchmark
+from hindsight.bench.datasets import load_dataset
+from hindsight.bench.retrieval import Options, run_benchmark
 from hindsight.cli.main import build_parser
 from hindsight.mcp_edge.engine import MemoryEngine, open_engine
 from hindsight.mcp_edge.http import serving_mcp_http

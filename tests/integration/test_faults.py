@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.cli.bench.faults import SCENARIOS, FaultPlan, Scenario, run_scenario
-from hindsight.cli.bench.faults_load import LoadPlan
-from hindsight.cli.bench.mesh_process import embedded_mesh
-from hindsight.cli.bench.provenance import mesh_environment
+from hindsight.bench.faults import SCENARIOS, FaultPlan, Scenario, run_scenario
+from hindsight.bench.faults_load import LoadPlan
+from hindsight.bench.mesh_process import embedded_mesh
+from hindsight.bench.provenance import mesh_environment
 from hindsight.cli.credentials import client_token
 from hindsight.cli.layers import EDGE
 from hindsight.cli.mesh import MeshInfo, read_mesh

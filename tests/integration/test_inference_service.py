@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from hindsight.cli.bench import inference as bench
+from hindsight.bench import inference as bench
 from hindsight.contracts.inference.v1 import inference_pb2, inference_pb2_grpc
 from hindsight.inference.models import file_sha256, packaged_use_path
 from hindsight.inference.service import SERVICE_NAME, open_service

@@ -4,9 +4,9 @@ A hypothesis state machine draws steps (retain, held-back retain, contradicting 
 hard forget, restore, purge by ids / session / bank, episodes, reflect, review decisions on held-back
 turns and on contradicted facts, export and import into another bank, a layer killed and restarted, two
 writers at once) and runs them on one private ``hindsight up`` through
-``hindsight.cli.bench.lifecycle_steps``, the code ``hindsight bench lifecycle`` runs too. After every
+``hindsight.bench.lifecycle_steps``, the code ``hindsight bench lifecycle`` runs too. After every
 step, and after quiescence at the end of each sequence, the invariants of
-``hindsight.cli.bench.lifecycle_checks`` must hold; the first one broken fails the test with the step
+``hindsight.bench.lifecycle_checks`` must hold; the first one broken fails the test with the step
 sequence that broke it.
 
 Bounded for CI: a few short sequences, derandomized (the same sequences every run), no example database.
@@ -28,11 +28,11 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
-from hindsight.cli.bench.lifecycle import MESH_SETTINGS, mesh_handle
-from hindsight.cli.bench.lifecycle_steps import KINDS, Lifecycle, Step
-from hindsight.cli.bench.lifecycle_tally import INVARIANTS, Tally
-from hindsight.cli.bench.mesh_process import embedded_mesh
-from hindsight.cli.bench.provenance import mesh_environment
+from hindsight.bench.lifecycle import MESH_SETTINGS, mesh_handle
+from hindsight.bench.lifecycle_steps import KINDS, Lifecycle, Step
+from hindsight.bench.lifecycle_tally import INVARIANTS, Tally
+from hindsight.bench.mesh_process import embedded_mesh
+from hindsight.bench.provenance import mesh_environment
 
 T = TypeVar("T")
 SEED = 24

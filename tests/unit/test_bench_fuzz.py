@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from hindsight.cli.bench.fuzz import FAMILIES, FIELD_FIRST, Outcome, Tally, _shares, add_arguments
+from hindsight.bench.fuzz import FAMILIES, FIELD_FIRST, Outcome, Tally, _shares, add_arguments
 
 
 def test_the_summary_has_the_keys_the_bench_promises_and_counts_each_kind() -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.cli.bench.bm25 import Bm25Index, document
-from hindsight.cli.bench.datasets import Message, Namespace, Query, asked_at, parse_dataset
-from hindsight.cli.bench.metrics import (
+from hindsight.bench.bm25 import Bm25Index, document
+from hindsight.bench.datasets import Message, Namespace, Query, asked_at, parse_dataset
+from hindsight.bench.metrics import (
     Tally,
     first_gold_rank,
     ndcg_at,
@@ -20,15 +20,15 @@ from hindsight.cli.bench.metrics import (
     recall_at,
     score_query,
 )
-from hindsight.cli.bench.provenance import (
+from hindsight.bench.provenance import (
     commit_label,
     mesh_environment,
     parse_assignments,
     recorded_settings,
 )
-from hindsight.cli.bench.report import FileResult, markdown, write_chart, write_json
-from hindsight.cli.bench.retrieval import bank_for, batches
-from hindsight.cli.bench.transports import source_ids
+from hindsight.bench.report import FileResult, markdown, write_chart, write_json
+from hindsight.bench.retrieval import bank_for, batches
+from hindsight.bench.transports import source_ids
 
 
 def test_recall_at_k_is_the_share_of_gold_found_not_any_hit() -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.cli.bench.datasets import parse_dataset
-from hindsight.cli.bench.scale import mesh_environment, settings_overrides
-from hindsight.cli.bench.scale_data import SIZES, BankStream, Corpus, size_schedule
-from hindsight.cli.bench.scale_report import (
+from hindsight.bench.datasets import parse_dataset
+from hindsight.bench.scale import mesh_environment, settings_overrides
+from hindsight.bench.scale_data import SIZES, BankStream, Corpus, size_schedule
+from hindsight.bench.scale_report import (
     BackendResult,
     Pass,
     SizeResult,
@@ -22,7 +22,7 @@ from hindsight.cli.bench.scale_report import (
     write_chart,
     write_json,
 )
-from hindsight.cli.bench.scale_resources import Memory, data_disk
+from hindsight.bench.scale_resources import Memory, data_disk
 
 
 def test_the_schedule_grows_through_the_issue_sizes_by_default() -> None:

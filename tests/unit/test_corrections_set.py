@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.cli.bench.corrections_benign import generate_benign
-from hindsight.cli.bench.corrections_facts import DISTRACTORS
-from hindsight.cli.bench.corrections_run import Shown, passed, shown
-from hindsight.cli.bench.corrections_set import (
+from hindsight.bench.corrections_benign import generate_benign
+from hindsight.bench.corrections_facts import DISTRACTORS
+from hindsight.bench.corrections_run import Shown, passed, shown
+from hindsight.bench.corrections_set import (
     CHANGES,
     KINDS,
     CaseFileError,

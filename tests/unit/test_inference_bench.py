@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hindsight.cli.bench.inference import ENCODINGS, Round, make_texts, percentile
+from hindsight.bench.inference import ENCODINGS, Round, make_texts, percentile
 from hindsight.contracts.inference.v1 import inference_pb2
 
 

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from hindsight.cli.bench.attacks import (
+from hindsight.bench.attacks import (
     KINDS,
     AttackFileError,
     load_attacks,
     parse_attacks,
     write_attacks,
 )
-from hindsight.cli.bench.datasets import parse_dataset
-from hindsight.cli.bench.poison_generate import Plan, generate
-from hindsight.cli.bench.poison_run import plant_id
-from hindsight.cli.bench.poison_seeds import profile
+from hindsight.bench.datasets import parse_dataset
+from hindsight.bench.poison_generate import Plan, generate
+from hindsight.bench.poison_run import plant_id
+from hindsight.bench.poison_seeds import profile
 from hindsight.cli.main import build_parser
 
 
