@@ -310,6 +310,16 @@ class AsyncMemoryClient:
         reply = await self._call("Purge", request, idempotent=False, timeout=timeout)
         return convert.purge_from_pb(reply)
 
+    async def share(
+        self, bank: str, target_bank: str, ids: Sequence[str], *, timeout: float | None = None
+    ) -> t.ShareResult:
+        """Copy memories of ``bank`` (turns, episodes, facts or lessons, by the ids recall returns) into the
+        team bank ``target_bank``, with their provenance; needs ``read`` on ``bank`` and ``write`` on
+        ``target_bank``. Sharing again returns the same copies, so the call is retried on failure."""
+        request = memory_pb2.ShareRequest(bank_id=bank, target_bank_id=target_bank, ids=list(ids))
+        reply = await self._call("Share", request, idempotent=True, timeout=timeout)
+        return convert.share_from_pb(reply)
+
     async def debug_list(
         self, bank: str, *, limit: int = 0, page_token: str = "", timeout: float | None = None
     ) -> t.DebugListing:

@@ -323,6 +323,14 @@ def purge_from_pb(reply: memory_pb2.PurgeResponse) -> t.PurgeResult:
     )
 
 
+def share_from_pb(reply: memory_pb2.ShareResponse) -> t.ShareResult:
+    return t.ShareResult(
+        target_bank=reply.target_bank_id,
+        shared=tuple(t.SharedMemory(m.source_id, m.id, m.layer, m.kind) for m in reply.shared),
+        indexed=reply.indexed,
+    )
+
+
 def debug_list_from_pb(reply: memory_pb2.DebugListResponse) -> t.DebugListing:
     return t.DebugListing(
         turns=turns_from_pb(reply.turns),

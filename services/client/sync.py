@@ -222,6 +222,12 @@ class MemoryClient:
             self._client.purge(bank, ids=ids, session_id=session_id, whole_bank=whole_bank, timeout=timeout)
         )
 
+    def share(
+        self, bank: str, target_bank: str, ids: Sequence[str], *, timeout: float | None = None
+    ) -> t.ShareResult:
+        """See :meth:`AsyncMemoryClient.share`."""
+        return self._run(self._client.share(bank, target_bank, ids, timeout=timeout))
+
     def debug_list(
         self, bank: str, *, limit: int = 0, page_token: str = "", timeout: float | None = None
     ) -> t.DebugListing:

@@ -38,6 +38,8 @@ __all__ = [
     "Role",
     "SecurityFlag",
     "SecurityWarning",
+    "ShareResult",
+    "SharedMemory",
     "Source",
     "TimeRange",
     "Trust",
@@ -307,6 +309,27 @@ class PurgeResult:
     unindexed_count: int
     working_removed_count: int
     lesson_count: int
+
+
+@dataclass(frozen=True)
+class SharedMemory:
+    """One memory copied into a team bank: its id at the source, the copy's id, where recall finds the copy
+    ("episodic" or "reflect") and what it was ("turn", "episode", "fact" or "lesson")."""
+
+    source_id: str
+    id: str
+    layer: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class ShareResult:
+    """What a share copied, in the order asked; ``indexed`` tells whether the copies were searchable by
+    meaning when the call returned."""
+
+    target_bank: str
+    shared: tuple[SharedMemory, ...]
+    indexed: bool
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ import pytest
 from psycopg import sql
 
 from hindsight.cli import share as share_command
+from hindsight.client import AsyncMemoryClient, PermissionDenied, SharedMemory, ShareResult
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
@@ -567,3 +568,24 @@ async def test_the_cli_shares_into_a_team_bank_and_reports_a_refusal(
         _cli, team, capsys, NO_WRITE, "--bank", OWN, "--to", TEAM, turn_id
     )
     assert code == 1 and "PERMISSION_DENIED" in err and f"'{TEAM}'" in err and not out
+
+
+async def test_the_python_client_shares_and_a_refusal_is_its_permission_error(team: Team) -> None:
+    turn_id = _unique("client")
+    await _retain(
+        team, ALPHA, OWN, _turn(turn_id, "The staging database snapshot runs nightly at 02:30.", "s3")
+    )
+    async with AsyncMemoryClient(team.grpc_address, token=ALPHA) as client:
+        result = await client.share(OWN, TEAM, [turn_id])
+        again = await client.share(OWN, TEAM, [turn_id])
+    assert isinstance(result, ShareResult) and result.target_bank == TEAM
+    [shared] = result.shared
+    assert isinstance(shared, SharedMemory) and shared.source_id == turn_id and shared.kind == "turn"
+    assert again.shared == result.shared  # sharing again returns the same copy
+    found = await _recall(team, MATE, TEAM, "When does the staging database snapshot run?")
+    assert shared.id in [m.id for m in found]
+
+    async with AsyncMemoryClient(team.grpc_address, token=NO_WRITE) as client:
+        with pytest.raises(PermissionDenied) as refused:
+            await client.share(OWN, TEAM, [turn_id])
+    assert TEAM in str(refused.value)
