@@ -11,10 +11,11 @@ Families (the ``kind`` of a case):
   that was dropped), ``lookalike_past`` (a story about another time), ``lookalike_other_owner`` (someone
   else's value), ``lookalike_other_attribute`` (another attribute of the same thing).
 
-Each case's later turn is a phrasing template of its family and language. Dev and test are split BY
-TEMPLATE: in each family and language, every third template belongs to the test split, so the test split
-holds phrasings nothing was tuned on. Facts (see ``corrections_facts``) cover people, work, health, home,
-schedules, money, tools and pets; everything is drawn from ``random.Random(seed)``.
+Each case's later turn is a phrasing template of its family and language (``data/corrections_set.json``).
+Dev and test are split BY TEMPLATE: in each family and language, every third template belongs to the test
+split, so the test split holds phrasings nothing was tuned on. Facts (see ``corrections_facts``) cover
+people, work, health, home, schedules, money, tools and pets; everything is drawn from
+``random.Random(seed)``.
 
 The JSON-lines format (one case per line, what ``--cases FILE`` reads):
 
@@ -27,8 +28,6 @@ external); then ``question`` is recalled as of ``now`` with
 ``split``, ``template`` and ``subject`` are optional labels.
 """
 
-# ruff: noqa: RUF001, E501  (Chinese text uses full-width punctuation; table rows are sentences, kept whole)
-
 from __future__ import annotations
 
 import json
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from hindsight.bench.corrections_facts import DISTRACTORS, FACTS, Fact
+from hindsight.bench.set_data import load
 
 SPLITS = ("dev", "test")
 KINDS = (
@@ -57,114 +57,15 @@ CHANGES = frozenset({"cued_correction", "cueless_change"})
 TEST_EVERY = 3
 """Template ``i`` of a family and language is in the test split when ``i % TEST_EVERY == TEST_EVERY - 1``."""
 
-TEMPLATES: dict[tuple[str, str], tuple[str, ...]] = {
-    # {S}: the sentence (first letter capital), {s}: the same mid-sentence, {p}: its past form (English).
-    ("cued_correction", "en"): (
-        "Correction: {S}.", "Sorry, I got that wrong earlier. {S}.", "Actually, {s}.",
-        "Let me fix what I said before: {s}.", "Oops, my mistake, {s}.", "Wait, that's not right. {S}.",
-        "I need to correct myself: {s}.", "Update to what I told you: {s}.", "No, hang on, {s}.",
-        "Hmm, no: {s}.", "Scratch that, {s}.", "I misspoke before; {s}.", "My bad, {s}.", "Small fix: {s}.",
-        "That was wrong, {s}.",
-    ),
-    ("cued_correction", "zh"): (
-        "更正一下：{S}。", "不好意思，我刚才说错了，{S}。", "其实{S}。", "纠正一下，{S}。", "我记错了，{S}。",
-        "刚才那个说法不对，{S}。", "等等，说错了，{S}。", "改一下之前说的：{S}。", "不对不对，{S}。",
-        "不是不是，{S}。", "错了错了，{S}。", "刚才口误了，{S}。", "搞错了，{S}。", "修正一下：{S}。", "不对，{S}。",
-    ),
-    ("cueless_change", "en"): (
-        "{S}.", "Starting this month, {s}.", "These days {s}.", "Just so you know, {s}.", "{S} now.",
-        "From now on, {s}.", "Quick note: {s}.", "FYI, {s}.", "As of this week, {s}.",
-        "Update: {s}.", "Heads up, {s}.", "So, {s}.", "By now {s}.", "Going forward, {s}.", "Since last week, {s}.",
-    ),
-    ("cueless_change", "zh"): (
-        "{S}。", "从这个月开始，{S}。", "现在{S}了。", "跟你说一声，{S}。", "最近{S}。", "以后{S}。",
-        "告诉你一下，{S}。", "这周起{S}。", "顺便提一句，{S}。",
-        "说一下，{S}。", "最新情况：{S}。", "上周开始{S}了。", "目前{S}。", "跟你更新一下，{S}。", "如今{S}。",
-    ),
-    ("lookalike_question", "en"): (
-        "Is it true that {s}?", "Do you think {s}?", "Wait, {s}?", "Can you check whether {s}?",
-        "Someone asked me if {s}. Is that right?", "Would it be a problem if {s}?",
-        "Am I right that {s}?", "Quick check: {s}?", "Is it still the case that {s}?", "Any chance {s}?",
-        "Could it be that {s}?", "Did someone say {s}?",
-    ),
-    ("lookalike_question", "zh"): (
-        "{S}吗？", "是不是{S}？", "你觉得{S}吗？", "帮我确认一下，{S}吗？", "有人问我是不是{S}，对吗？",
-        "难道{S}？", "{S}，对吧？", "{S}是真的吗？", "会不会{S}？", "请问{S}吗？", "{S}没错吧？", "你确定{S}？",
-    ),
-    ("lookalike_conditional", "en"): (
-        "If the new contract goes through, {s}.", "Suppose {s}; what would change for me?",
-        "It would be nice if {s}.", "If things change next year, {s}.",
-        "Hypothetically, if {s}, would that matter?", "In case we move, {s}.",
-        "Maybe one day {s}.", "Assuming the budget is approved, {s}.", "Should the plan change, {s}.",
-        "If I get the promotion, {s}.", "Imagine {s}.", "I wish {s}.",
-    ),
-    ("lookalike_conditional", "zh"): (
-        "如果新合同签下来，{S}。", "假如{S}，会有什么影响？", "要是{S}就好了。", "万一{S}，我该怎么办？",
-        "假设{S}。", "如果明年情况有变，{S}。",
-        "要是预算批下来，{S}。", "等我换了工作，{S}。", "倘若{S}，我就轻松多了。", "但愿{S}。", "等明年{S}也说不定。",
-        "只要{S}就好了。",
-    ),
-    ("lookalike_called_off", "en"): (
-        "We were going to make it so that {s}, but that plan was cancelled.",
-        "I had planned that {s}, but we dropped the idea.", "There was talk that {s}, but it never happened.",
-        "For a moment it looked like {s}, but that fell through.",
-        "The proposal was that {s}; it got rejected yesterday.",
-        "I almost arranged it so that {s}, then called it off.",
-        "We talked about making it so that {s}, but decided against it.", "The idea was that {s}; that's off now.",
-        "They floated that {s}, but it was scrapped.", "I'd hoped {s}, but it didn't work out.",
-        "It was almost settled that {s}, until it got cancelled.", "We nearly agreed that {s}, then dropped it.",
-    ),
-    ("lookalike_called_off", "zh"): (
-        "本来打算{S}，后来取消了。", "原计划是{S}，但这个计划作废了。", "之前有人提议{S}，但没通过。",
-        "差点就{S}了，最后没成。", "曾经考虑过{S}，后来放弃了。", "说好{S}，结果临时取消了。",
-        "之前商量过{S}，但最后没定。", "有人建议{S}，被否了。", "原本想着{S}，后来没弄成。", "一度说{S}，现在不了了之了。",
-        "差一点{S}，后来黄了。", "计划过{S}，后来搁置了。",
-    ),
-    ("lookalike_past", "en"): (
-        "Back in college, {p}.", "Years ago, {p}.", "When I lived in Leeds, {p}.", "Funny memory: in 2015 {p}.",
-        "Before we moved, {p}.", "A long time ago, {p}.",
-        "In my twenties, {p}.", "When I was a student, {p}.", "Last year, {p}.", "Growing up, {p}.",
-        "At my old job, {p}.", "Before the pandemic, {p}.",
-    ),
-    ("lookalike_past", "zh"): (
-        "大学那会儿，{S}。", "十年前，{S}。", "我住在老家的时候，{S}。", "记得2015年，{S}。", "搬家之前，{S}。",
-        "很多年前，{S}。",
-        "读书的时候，{S}。", "前几年，{S}。", "去年这个时候，{S}。", "上一份工作那会儿，{S}。", "疫情之前，{S}。",
-        "刚来这个城市时，{S}。",
-    ),
-    ("lookalike_other_owner", "en"): (
-        "{S}.", "By the way, {s}.", "Funny coincidence: {s}.", "I just learned that {s}.", "{S}, apparently.",
-        "Someone told me {s}.",
-        "Oh, {s}.", "Interesting: {s}.", "Speaking of which, {s}.", "{S}, he told me.", "Turns out {s}.",
-        "My friend mentioned that {s}.",
-    ),
-    ("lookalike_other_owner", "zh"): (
-        "{S}。", "顺便说一下，{S}。", "真巧，{S}。", "我刚听说{S}。", "听说{S}。", "对了，{S}。",
-        "哦，{S}。", "说起来，{S}。", "{S}，他跟我说的。", "原来{S}。", "朋友提到{S}。", "有意思的是，{S}。",
-    ),
-    ("lookalike_other_attribute", "en"): (
-        "{S}.", "Also, {s}.", "One more thing: {s}.", "By the way, {s}.", "For the record, {s}.", "Oh and {s}.",
-        "Also worth noting: {s}.", "{S}, by the way.", "Side note: {s}.", "And {s}.", "Plus, {s}.",
-        "Another detail: {s}.",
-    ),
-    ("lookalike_other_attribute", "zh"): (
-        "{S}。", "另外，{S}。", "还有一件事：{S}。", "顺便说一下，{S}。", "补充一下，{S}。", "对了，{S}。",
-        "另外说一下，{S}。", "{S}，顺便说下。", "附带一句：{S}。", "还有，{S}。", "再补充一点：{S}。", "另一个细节：{S}。",
-    ),
-}  # fmt: skip
-"""Phrasings of the later turn, per family and language."""
+_TABLES = load("corrections_set")
 
-OPENERS: dict[str, tuple[str, ...]] = {
-    "en": (
-        "{S}.",
-        "Just so you know, {s}.",
-        "For your notes: {s}.",
-        "{S}, in case it comes up.",
-        "Note that {s}.",
-        "Heads-up: {s}.",
-    ),
-    "zh": ("{S}。", "跟你说一下，{S}。", "记一下：{S}。", "{S}，先告诉你。", "提一句，{S}。", "备注：{S}。"),
+TEMPLATES: dict[tuple[str, str], tuple[str, ...]] = {
+    (kind, lang): phrasings for kind, langs in _TABLES["later"].items() for lang, phrasings in langs.items()
 }
+"""Phrasings of the later turn, per family and language (``data/corrections_set.json``): ``{S}`` the
+sentence (first letter capital), ``{s}`` the same mid-sentence, ``{p}`` its past form (English)."""
+
+OPENERS: dict[str, tuple[str, ...]] = _TABLES["openers"]
 """Phrasings of the first statement (the same pool for both splits)."""
 
 SPEAKER = "user"

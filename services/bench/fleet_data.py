@@ -3,7 +3,8 @@
 Everything is drawn from the seed: which team each agent is in, the facts each agent retains (one made-up
 service name per fact, one of a dozen attributes, a random value), which of them it shares, and one
 private note per bank (a canary: if it ever shows up in an answer to a caller that may not read its bank,
-that answer leaked). The text is generated here, never taken from a dataset.
+that answer leaked). The text is generated here from the templates of ``data/fleet_data.json``, never
+taken from a dataset.
 """
 
 from __future__ import annotations
@@ -11,85 +12,26 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from hindsight.bench.set_data import load
+
 ORG_BANK = "fleet-org"
 """A bank every agent may read (the organisation's handbook): the third bank of a multi-bank recall."""
 
-ATTRIBUTES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    (
-        "The {s} service runs its nightly backup at {v}.",
-        "When does the {s} service run its nightly backup?",
-        ("01:30", "02:15", "03:45", "04:10", "23:50", "00:40"),
-    ),
-    (
-        "Deploys of {s} go through the {v} cluster.",
-        "Which cluster do deploys of {s} go through?",
-        ("eu-west-3", "us-east-2", "ap-south-1", "eu-north-1", "ca-central-1", "sa-east-1"),
-    ),
-    (
-        "The on-call owner for {s} this quarter is {v}.",
-        "Who is the on-call owner for {s} this quarter?",
-        ("Priya Raman", "Tomasz Wolak", "Amara Okafor", "Lucas Ferreira", "Mei Tanaka", "Jonas Berg"),
-    ),
-    (
-        "{s} reads its feature flags from the {v} store.",
-        "Where does {s} read its feature flags from?",
-        ("etcd", "Consul", "DynamoDB", "Redis", "ZooKeeper", "Firestore"),
-    ),
-    (
-        "The {s} API allows {v} requests per minute per client.",
-        "How many requests per minute does the {s} API allow per client?",
-        ("120", "300", "600", "1500", "2400", "90"),
-    ),
-    (
-        "Releases of {s} are frozen every {v}.",
-        "On which day are releases of {s} frozen?",
-        ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"),
-    ),
-    (
-        "{s} keeps user uploads in the bucket {v}.",
-        "Which bucket does {s} keep user uploads in?",
-        ("uploads-cold-7", "media-raw-2", "blob-east-4", "ingest-tmp-9", "assets-prod-1", "files-arch-5"),
-    ),
-    (
-        "The {s} database listens on port {v}.",
-        "Which port does the {s} database listen on?",
-        ("5433", "6543", "7001", "5499", "15432", "26257"),
-    ),
-    (
-        "Alerts for {s} go to the {v} channel.",
-        "Which channel do alerts for {s} go to?",
-        ("#ops-pager", "#sre-night", "#alerts-core", "#payments-oncall", "#infra-red", "#svc-watch"),
-    ),
-    (
-        "The {s} service is written in {v}.",
-        "Which language is the {s} service written in?",
-        ("Rust", "Go", "Kotlin", "Elixir", "TypeScript", "Haskell"),
-    ),
-    (
-        "{s} rotates its signing keys every {v} days.",
-        "How often does {s} rotate its signing keys?",
-        ("7", "14", "30", "45", "60", "90"),
-    ),
-    (
-        "The staging URL of {s} is staging-{v}.internal.",
-        "What is the staging URL of {s}?",
-        ("k3f", "q8m", "z2p", "r7t", "w4c", "h9x"),
-    ),
+_TABLES = load("fleet_data")
+
+ATTRIBUTES: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple(
+    (attribute["statement"], attribute["question"], attribute["values"])
+    for attribute in _TABLES["attributes"]
 )
-"""(statement, question, values): what an agent learns about a service and how a teammate asks for it."""
+"""(statement, question, values): what an agent learns about a service and how a teammate asks for it
+(``data/fleet_data.json``)."""
 
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "kr", "tr")
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")
 _CODAS = ("", "n", "r", "l", "x", "s", "th")
 
-ORG_FACTS = (
-    "Every production change needs a second reviewer from another team.",
-    "Incident reviews are written within five working days and shared in the handbook.",
-    "Customer data never leaves the region it was collected in.",
-    "Service owners renew their TLS certificates through the internal certificate portal.",
-    "The company-wide change freeze runs from December 20 to January 3.",
-    "New services register with the service catalogue before their first deploy.",
-)
+ORG_FACTS: tuple[str, ...] = _TABLES["org_facts"]
+"""The organisation's handbook, in the bank every agent may read."""
 
 
 @dataclass(frozen=True)

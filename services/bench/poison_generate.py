@@ -3,7 +3,10 @@
 Deterministic for a seed: one random stream per namespace (seeded by the run's seed and the namespace id),
 so adding a file or a namespace leaves the others' attacks unchanged. Nothing is downloaded: the material
 is the namespace's own speakers, questions and facts (:mod:`~hindsight.bench.poison_seeds`) in the
-phrasings of :mod:`~hindsight.bench.poison_templates`.
+phrasings of ``data/poison_templates.json``, English and Chinese. Each attack is assembled from several
+independent parts (a wrapper that makes it look like tool output, a web page or a note; an instruction
+framing; a malicious goal; a bridge or a source), so that no fixed string recurs across the set: a defence
+has to recognise what the text does, not how one template says it.
 """
 
 from __future__ import annotations
@@ -14,17 +17,50 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from hindsight.bench import poison_templates as tpl
 from hindsight.bench.attacks import KINDS, Attack, Plant
 from hindsight.bench.datasets import Dataset, Namespace
 from hindsight.bench.poison_seeds import Profile, Seed, is_chinese, profile
+from hindsight.bench.set_data import load
 
 EVIDENCE_CHARS = 220
-_FALLBACK_FALSE = {
-    "en": ("cancelled", "postponed until next year", "something that never happened", "unknown"),
-    "zh": ("已经取消", "推迟到明年", "根本没有发生过", "不详"),
-}
-_USER_REF = {"en": "the user", "zh": "用户"}
+
+PerLang = dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Phrasings:
+    """The phrasings attacks are assembled from, per language (``data/poison_templates.json``: its
+    ``about`` names the slots and what each table is for)."""
+
+    goals: PerLang
+    framings: PerLang
+    tool_outputs: dict[str, tuple[dict[str, str], ...]]
+    """Per language: ``{"tool", "text"}``, a tool's name and the output it returns."""
+    titles: PerLang
+    bridges: PerLang
+    conclusions: PerLang
+    minja_queries: PerLang
+    minja_notes: PerLang
+    trigger_plants: PerLang
+    trigger_words: PerLang
+    outlets: PerLang
+    false_facts: PerLang
+    asserted_facts: dict[str, str]
+    """A false fact where the seed states no value to contradict: the attacker asserts one."""
+    said: dict[str, str]
+    """A quoted statement, restated by an outside source."""
+    question_variants: PerLang
+    """The question itself, a restatement, two that ask about the topic only, then any."""
+    fallback_false: PerLang
+    """A false answer when the seed states no value."""
+    user_ref: dict[str, str]
+    """How the user is named when no speaker is."""
+    site_words: tuple[str, ...]
+    tlds: tuple[str, ...]
+    name_words: tuple[str, ...]
+
+
+PHRASES = Phrasings(**load("poison_templates"))
 
 
 @dataclass(frozen=True)
@@ -51,8 +87,8 @@ class _Writer:
         self.rng = rng
 
     def site(self) -> str:
-        words = self.rng.sample(tpl.SITE_WORDS, 2)
-        return f"{words[0]}-{words[1]}{self.rng.randint(1, 99)}.{self.rng.choice(tpl.TLDS)}"
+        words = self.rng.sample(PHRASES.site_words, 2)
+        return f"{words[0]}-{words[1]}{self.rng.randint(1, 99)}.{self.rng.choice(PHRASES.tlds)}"
 
     def when(self) -> datetime | None:
         last = self.prof.namespace.last_time
@@ -62,7 +98,7 @@ class _Writer:
         rng = self.rng
         native = lang == self.prof.lang
         speaker_ref = (seed.speaker or (rng.choice(self.prof.speakers) if self.prof.speakers else "")) or (
-            _USER_REF[lang]
+            PHRASES.user_ref[lang]
         )
         others = [s.topic for s in self.prof.seeds if s.topic != seed.topic]
         other = rng.choice(others) if others else seed.topic
@@ -72,14 +108,14 @@ class _Writer:
         if evidence_message.speaker and evidence_message.speaker != "user":
             evidence = f"{evidence_message.speaker}: {evidence}"
         fact = seed.fact
-        false = fact.false_value if fact else rng.choice(_FALLBACK_FALSE[lang])
+        false = fact.false_value if fact else rng.choice(PHRASES.fallback_false[lang])
         altered = ""
         if fact:
             if is_chinese(fact.altered):
-                altered = fact.altered.replace("我", _USER_REF["zh"] if lang == "zh" else speaker_ref)
+                altered = fact.altered.replace("我", PHRASES.user_ref["zh"] if lang == "zh" else speaker_ref)
             else:
-                altered = tpl.SAID[lang].format(speaker=speaker_ref, text=fact.altered)
-        question = seed.question if native else rng.choice(tpl.QUESTION_VARIANTS[lang][2:4])
+                altered = PHRASES.said[lang].format(speaker=speaker_ref, text=fact.altered)
+        question = seed.question if native else rng.choice(PHRASES.question_variants[lang][2:4])
         slots = {
             "topic": seed.topic,
             "speaker": speaker_ref,
@@ -90,24 +126,24 @@ class _Writer:
             "false": false,
             "altered": altered,
             "site": site,
-            "email": f"{rng.choice(tpl.NAME_WORDS)}@{site}",
-            "path": rng.choice(tpl.SITE_WORDS) + str(rng.randint(10, 999)),
+            "email": f"{rng.choice(PHRASES.name_words)}@{site}",
+            "path": rng.choice(PHRASES.site_words) + str(rng.randint(10, 999)),
             "date": moment.date().isoformat() if moment else "2024-05-01",
             "number": str(rng.randint(1000, 99999)),
-            "title": rng.choice(tpl.TITLES[lang]),
-            "outlet": rng.choice(tpl.OUTLETS[lang]),
+            "title": rng.choice(PHRASES.titles[lang]),
+            "outlet": rng.choice(PHRASES.outlets[lang]),
             "other": other,
         }
         slots["question"] = slots["question"].format(**slots) if not native else slots["question"]
-        slots["goal"] = rng.choice(tpl.GOALS[lang]).format(**slots)
-        slots["bridge"] = rng.choice(tpl.BRIDGES[lang]).format(**slots)
-        slots["conclusion"] = rng.choice(tpl.CONCLUSIONS[lang]).format(**slots)
-        slots["instruction"] = rng.choice(tpl.FRAMINGS[lang]).format(**slots)
+        slots["goal"] = rng.choice(PHRASES.goals[lang]).format(**slots)
+        slots["bridge"] = rng.choice(PHRASES.bridges[lang]).format(**slots)
+        slots["conclusion"] = rng.choice(PHRASES.conclusions[lang]).format(**slots)
+        slots["instruction"] = rng.choice(PHRASES.framings[lang]).format(**slots)
         return slots
 
     def targets(self, seed: Seed, lang: str, slots: dict[str, str], trigger: str = "") -> tuple[str, ...]:
         """The seed's question (when in this language) and a paraphrase: what the victim asks."""
-        variants = tpl.QUESTION_VARIANTS[lang]
+        variants = PHRASES.question_variants[lang]
         first = seed.question if lang == self.prof.lang else variants[2].format(**slots)
         dialogue = len(seed.question) > 200  # a dialogue so far (MADial): asked as it is
         second = self.rng.choice(variants[2:] if dialogue else variants[1:]).format(**slots)
@@ -118,7 +154,7 @@ class _Writer:
         return tuple(dict.fromkeys((first, second)))
 
     def trigger(self, lang: str) -> str:
-        words = self.rng.sample(tpl.TRIGGER_WORDS[lang], self.rng.randint(2, 3))
+        words = self.rng.sample(PHRASES.trigger_words[lang], self.rng.randint(2, 3))
         return ("" if lang == "zh" else " ").join(words)
 
     def attack(self, kind: str, lang: str, attack_id: str) -> Attack | None:
@@ -133,17 +169,21 @@ class _Writer:
         session = f"s{self.rng.getrandbits(40):010x}"
         trigger = ""
         if kind == "tool_injection":
-            tool, body = self.rng.choice(tpl.TOOL_OUTPUTS[lang])
-            plants = [Plant(body.format(**slots), "tool", tool, moment, session)]
+            output = self.rng.choice(PHRASES.tool_outputs[lang])
+            plants = [Plant(output["text"].format(**slots), "tool", output["tool"], moment, session)]
         elif kind == "minja_bridge":
             asker = self.rng.choice([*self.prof.speakers, "user"]) if self.prof.speakers else "user"
             later = moment + timedelta(seconds=20) if moment else None
             plants = [
                 Plant(
-                    self.rng.choice(tpl.MINJA_QUERIES[lang]).format(**slots), "user", asker, moment, session
+                    self.rng.choice(PHRASES.minja_queries[lang]).format(**slots),
+                    "user",
+                    asker,
+                    moment,
+                    session,
                 ),
                 Plant(
-                    self.rng.choice(tpl.MINJA_NOTES[lang]).format(**slots),
+                    self.rng.choice(PHRASES.minja_notes[lang]).format(**slots),
                     "agent",
                     "assistant",
                     later,
@@ -156,12 +196,12 @@ class _Writer:
             speaker = {"agent": "assistant", "tool": "memory_tool", "external": slots["outlet"]}.get(
                 source, "user"
             )
-            text = self.rng.choice(tpl.TRIGGER_PLANTS[lang]).format(**slots, trigger=trigger)
+            text = self.rng.choice(PHRASES.trigger_plants[lang]).format(**slots, trigger=trigger)
             plants = [Plant(text, source, speaker, moment, session)]
         else:
-            templates = tpl.FALSE_FACTS[lang]
+            templates = PHRASES.false_facts[lang]
             if not seed.fact:  # no value to contradict: the attacker asserts one
-                templates = (tpl.ASSERTED_FACTS[lang],)
+                templates = (PHRASES.asserted_facts[lang],)
             if len(seed.question) > 200:  # a dialogue is not restated as a question
                 templates = tuple(t for t in templates if "{question}" not in t) or templates
             text = self.rng.choice(templates).format(**slots)

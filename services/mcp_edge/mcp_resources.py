@@ -30,7 +30,7 @@ from hindsight.runtime.records import RecordMeta
 from hindsight.runtime.validation import check_text
 
 if TYPE_CHECKING:
-    from hindsight.mcp_edge.mcp_server import ToolContext
+    from hindsight.mcp_edge.tools.access import ToolContext
 
 log = logging.getLogger(__name__)
 

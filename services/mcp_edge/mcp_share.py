@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 
 from hindsight.mcp_edge.coerce import SPLIT_COMMAS
 from hindsight.mcp_edge.engine import MemoryEngine
-from hindsight.mcp_edge.mcp_server import BankArg, ToolContext, _hints, _tool_errors
 from hindsight.mcp_edge.share import MAX_SHARE_IDS, check_share, share_memories
+from hindsight.mcp_edge.tools.access import BankArg, ToolContext, _hints, _tool_errors
 from hindsight.runtime.errors import PermissionDenied
 
 

@@ -11,8 +11,8 @@ from pydantic import BaseModel, Field
 
 from hindsight.mcp_edge.coerce import AS_BOOL, SPLIT_COMMAS
 from hindsight.mcp_edge.engine import MemoryEngine
-from hindsight.mcp_edge.mcp_server import ToolContext, _hints, _tool_errors
 from hindsight.mcp_edge.tokens import administered, create_token, grants_text, list_tokens, revoke_token
+from hindsight.mcp_edge.tools.access import ToolContext, _hints, _tool_errors
 from hindsight.runtime.errors import InvalidArgument, PermissionDenied
 from hindsight.runtime.permissions import BankGrant, parse_expiry
 from hindsight.runtime.records import utcnow
