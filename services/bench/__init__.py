@@ -22,6 +22,7 @@ SUITES: dict[str, str] = {
     "lessons": "hindsight.bench.lessons",
     "corrections": "hindsight.bench.corrections",
     "fleet": "hindsight.bench.fleet",
+    "latency": "hindsight.bench.latency",
 }
 """Suite name -> module path. A suite module registers itself by being listed here."""
 

@@ -595,20 +595,22 @@ class CpuMeter:
 
     On a shared machine latency depends on what else runs; the CPU an operation costs does not, so it
     is the figure to compare between runs. Processes are named after their layer (``children``), the
-    embedded stores after their program, the supervisor ``supervisor`` and this process ``load-client``.
+    embedded stores after their program, the supervisor ``supervisor`` and this process ``client``
+    (``load-client`` unless the suite names it).
     """
 
-    def __init__(self, supervisor_pid: int, children: dict[str, int]) -> None:
+    def __init__(self, supervisor_pid: int, children: dict[str, int], client: str = "load-client") -> None:
         import psutil
 
         self._root = psutil.Process(supervisor_pid)
         self._names = {pid: name for name, pid in children.items()}
+        self._client = client
 
     def snapshot(self) -> dict[str, float]:
         """CPU seconds used so far, by name (a process gone since is left out)."""
         import psutil
 
-        totals = {"load-client": sum(psutil.Process().cpu_times()[:2])}
+        totals = {self._client: sum(psutil.Process().cpu_times()[:2])}
         with contextlib.suppress(psutil.Error):
             processes = [self._root, *self._root.children(recursive=True)]
             for process in processes:

@@ -76,6 +76,13 @@ class EdgeSettings:
         "Weight of each layer in score fusion, as layer=weight pairs (a layer left out weighs 1); working "
         "memory's turns are also in episodic memory, ranked better there (docs/retrieval.md).",
     )
+    ask_unweighted: bool = env(
+        "HINDSIGHT_ASK_UNWEIGHTED",
+        False,
+        "Score fusion: ask a layer on recall even when its list weighs 0 and nothing else reads it (working "
+        "memory at the default weights; episodic memory at weight 0 while the entity channel is off). Off: "
+        "such a layer is not asked, unless the recall asks only such layers.",
+    )
     session_boost: float = env(
         "HINDSIGHT_SESSION_BOOST",
         0.3,

@@ -281,7 +281,7 @@ async def test_the_console_in_chromium_against_hindsight_up(
             e.get_attribute("data-layer")
             for e in browser.find_elements(By.CSS_SELECTOR, "#explain-out .layer")
         ]
-        assert layers == ["working", "episodic", "semantic", "reflect"]
+        assert layers == ["episodic", "semantic", "reflect"]  # working memory weighs 0: not asked
         explained = browser.find_element(By.ID, "explain-out").text
         for label in (
             "recency",

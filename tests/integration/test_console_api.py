@@ -269,7 +269,8 @@ async def test_views_filter_and_actions_change_memory_with_an_audit_line(
         )
         assert explained.status_code == 200, explained.text
         body = explained.json()
-        assert [layer["layer"] for layer in body["layers"]] == ["working", "episodic", "semantic", "reflect"]
+        # working memory weighs 0 in fusion by default: not asked, not shown
+        assert [layer["layer"] for layer in body["layers"]] == ["episodic", "semantic", "reflect"]
         assert all(layer["ok"] for layer in body["layers"])
         assert body["memories"] and body["memories"][0]["id"] == "t2"
         assert set(body["memories"][0]["factors"]) == {"recency", "importance", "confidence", "trust"}

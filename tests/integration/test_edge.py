@@ -86,8 +86,16 @@ async def test_every_layer_reports_its_timing_and_turns_found_by_several_layers_
         memory_pb2.RecallRequest(bank_id="edge-bank", query="Biscuit puppy"), timeout=TIMEOUT
     )
     reports = {memory_pb2.Layer.Name(r.layer): r for r in reply.layer_reports}
-    assert set(reports) == {"LAYER_WORKING", "LAYER_EPISODIC", "LAYER_SEMANTIC", "LAYER_REFLECT"}
+    # working memory weighs 0 in fusion (the default): not asked, not reported
+    assert set(reports) == {"LAYER_EPISODIC", "LAYER_SEMANTIC", "LAYER_REFLECT"}
     assert all(r.ok and r.elapsed_ms > 0 for r in reports.values())
+    alone = await memory.Recall(
+        memory_pb2.RecallRequest(
+            bank_id="edge-bank", query="Biscuit puppy", layers=[memory_pb2.LAYER_WORKING]
+        ),
+        timeout=TIMEOUT,
+    )
+    assert [(r.layer, r.ok) for r in alone.layer_reports] == [(memory_pb2.LAYER_WORKING, True)]
     top = reply.memories[0]
     assert top.id == "t1"
     assert {memory_pb2.LAYER_EPISODIC, memory_pb2.LAYER_SEMANTIC} <= set(top.layers)

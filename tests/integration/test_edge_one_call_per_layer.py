@@ -105,10 +105,26 @@ async def test_a_recall_with_rewrites_asks_each_layer_once_with_every_phrasing(m
         requests = mesh.recorder.since(start, method, kind, BANK)
         # the warnings search over held-back turns is a second, separate episodic call: not a memory search
         searches = [r for r in requests if not getattr(r, "quarantined_only", False)]
+        if layer is LayerName.WORKING:  # it weighs 0 in fusion (the default): not asked
+            assert searches == [] and layer not in {o.layer for o in result.outcomes}
+            continue
         assert len(searches) == 1, (layer, len(searches))
         [request] = searches
         assert (request.query, *request.rewrites) == phrasings, layer
         assert request.rewrite_weight == pytest.approx(mesh.engine.settings.rewrite_weight)
+
+
+async def test_a_weightless_layer_is_asked_when_the_recall_asks_for_it_alone(mesh: RecordedMesh) -> None:
+    start = len(mesh.recorder.calls)
+    result = await mesh.engine.recall(
+        RecallQuery(
+            bank_id=BANK, query="Biscuit chewed the hose", layers=(LayerName.WORKING,), reference_time=NOW
+        )
+    )
+    method, kind = SEARCHES[LayerName.WORKING]
+    assert len(mesh.recorder.since(start, method, kind, BANK)) == 1
+    assert [(o.layer, o.ok) for o in result.outcomes] == [(LayerName.WORKING, True)]
+    assert result.memories and result.memories[0].id == "t2"
 
 
 async def test_the_semantic_layer_embeds_every_phrasing_of_a_recall_in_one_batch(mesh: RecordedMesh) -> None:

@@ -9,6 +9,7 @@ import signal
 import sys
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import redis.asyncio as aioredis
@@ -80,10 +81,17 @@ async def test_recall_answers_partial_when_a_layer_process_hangs_and_when_it_is_
     mesh_layers: LayerAddresses, redis_url: str, tmp_path: Path
 ) -> None:
     async with working_process(redis_url, tmp_path) as (process, address):
+        # working memory weighs 0 in fusion by default, and is then not asked: this edge asks it anyway
         settings = mesh_layers.edge_settings(
-            working_addr=address, recall_timeout=RECALL_TIMEOUT, internal_token=MESH_TOKEN
+            working_addr=address,
+            recall_timeout=RECALL_TIMEOUT,
+            internal_token=MESH_TOKEN,
+            ask_unweighted=True,
         )
-        async with open_engine(settings) as engine:
+        async with (
+            open_engine(settings) as engine,
+            open_engine(replace(settings, ask_unweighted=False)) as lean,
+        ):
             turn = Turn(id="p1", session_id="s", text="The boiler was serviced by Northwind Heating.")
             stored = await engine.retain("partial-bank", [turn])
             assert stored.turn_ids == ("p1",)
@@ -98,6 +106,9 @@ async def test_recall_answers_partial_when_a_layer_process_hangs_and_when_it_is_
             assert working.elapsed_ms < RECALL_TIMEOUT * 10 * 1000  # cut by the deadline, not left to hang
             assert [o.layer for o in hung.outcomes if not o.ok] == [LayerName.WORKING]
             assert hung.memories[0].id == "p1"
+            unasked = await asyncio.wait_for(lean.recall(query), timeout=RECALL_TIMEOUT * 10)
+            assert not unasked.partial and LayerName.WORKING not in {o.layer for o in unasked.outcomes}
+            assert unasked.memories[0].id == "p1"  # a hung layer that is not asked costs nothing
 
             process.send_signal(signal.SIGCONT)
             process.kill()

@@ -131,6 +131,7 @@ async def _edge(layers: LayerAddresses, recorder: CallRecorder) -> AsyncIterator
         admin_token=CREDENTIALS.admin,
         llm_rewrite=False,
         record_access=False,
+        ask_unweighted=True,  # every layer, working memory too (weighing 0, a default edge skips it)
     )
     async with open_engine(settings) as engine:
 

@@ -133,7 +133,8 @@ async def test_a_memory_service_caller_sees_deadline_exceeded_when_a_layer_is_la
 async def test_partial_recall_reports_tell_a_late_layer_from_one_that_is_down(
     slow_episodic: RunningServer, unique_name: str
 ) -> None:
-    settings = _edge_settings(slow_episodic, recall_timeout=0.5)
+    # working memory weighs 0 in fusion by default, and is then not asked: ask it, to see it down
+    settings = _edge_settings(slow_episodic, recall_timeout=0.5, ask_unweighted=True)
     async with open_engine(settings) as engine:
         result = await engine.recall(
             RecallQuery(bank_id=unique_name, query="boiler", layers=(LayerName.WORKING, LayerName.EPISODIC))

@@ -41,7 +41,8 @@ LAYERS = {
     "hindsight.semantic.v1.SemanticService",
     "hindsight.reflect.v1.ReflectService",
 }
-"""The layers a recall asks, each of which must answer inside the recall's trace."""
+"""The layers a recall asks, each of which must answer inside the recall's trace (working memory too: these
+edges ask a layer that weighs 0 in fusion, which a default edge leaves out)."""
 CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
 
@@ -152,7 +153,7 @@ async def test_a_recall_is_one_trace_from_the_edge_through_every_layer(
                 provider = tracing.installed()
                 assert provider is not None, "the first service did not configure the OTLP exporter"
                 async with (
-                    open_engine(layers.edge_settings()) as engine,
+                    open_engine(layers.edge_settings(ask_unweighted=True)) as engine,
                     serving_mcp_http(
                         engine,
                         EdgeSettings(mcp_port=free_port(), default_bank=BANK),
@@ -179,7 +180,7 @@ async def test_a_recall_is_one_trace_from_the_edge_through_every_layer(
 
                 # A caller's traceparent over gRPC: the edge's Recall continues it, and so does every layer.
                 async with (
-                    serving(lambda: open_edge(layers.edge_settings())) as edge,
+                    serving(lambda: open_edge(layers.edge_settings(ask_unweighted=True))) as edge,
                     channel_to(edge) as channel,
                 ):
                     stub = memory_pb2_grpc.MemoryServiceStub(channel)
