@@ -16,9 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from hindsight.episodic.access_stats import AccessHit
 from hindsight.episodic.models import AccessStats
 from hindsight.episodic.settings import EpisodicSettings
-from hindsight.episodic.store import AccessHit, EpisodicStore
+from hindsight.episodic.store import EpisodicStore
 from hindsight.runtime.records import utcnow
 from hindsight.runtime.server import being_cancelled
 

@@ -13,13 +13,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from psycopg import AsyncConnection, sql
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from hindsight.contracts.episodic.v1 import episodic_pb2
+from hindsight.episodic.outbox_entries import DELETE, EPISODE, SEMANTIC, SYNC, TURN, OutboxWork, outbox_fields
 from hindsight.episodic.quarantine import AuditEntry, Connect, QuarantineStore
 from hindsight.runtime import paging
 from hindsight.runtime.records import to_timestamp
@@ -27,23 +27,12 @@ from hindsight.runtime.records import to_timestamp
 RETRY_ACTION = "outbox.retry"
 DROP_ACTION = "outbox.drop"
 _COLUMNS = "id, bank_id, target, operation, record_kind, record_id, payload, created_at, attempts, last_error"
-_SYNC = "sync"
-_DELETE = "delete"
-_SEMANTIC = "semantic"
 
 
 @dataclass(frozen=True)
-class DeadLetter:
+class DeadLetter(OutboxWork):
     """One outbox entry moved to the dead-letter list."""
 
-    id: int
-    bank_id: str
-    target: str
-    operation: str
-    record_kind: str
-    record_id: str
-    payload: dict[str, Any]
-    attempts: int
     last_error: str
     created_at: datetime
     dead_at: datetime
@@ -83,14 +72,7 @@ class Handled:
 
 def _letter(row: DictRow) -> DeadLetter:
     return DeadLetter(
-        id=int(row["id"]),
-        bank_id=row["bank_id"],
-        target=row["target"],
-        operation=row["operation"],
-        record_kind=row["record_kind"],
-        record_id=row["record_id"],
-        payload=dict(row["payload"] or {}),
-        attempts=int(row["attempts"]),
+        **outbox_fields(row),
         last_error=row["last_error"],
         created_at=row["created_at"],
         dead_at=row["dead_at"],
@@ -228,7 +210,7 @@ class DeadLetterStore:
                 letter.created_at,
             ),
         )
-        if letter.operation != _DELETE or letter.target != _SEMANTIC:
+        if letter.operation != DELETE or letter.target != SEMANTIC:
             return
         payload = letter.payload
         params = {
@@ -241,14 +223,14 @@ class DeadLetterStore:
             "bank_id = %(bank_id)s AND archived_at IS NULL AND (%(whole)s OR "
             "(%(session_id)s <> '' AND session_id = %(session_id)s) OR id = ANY(%(ids)s))"
         )
-        for kind, table in (("turn", self._turns), ("episode", self._episodes)):
+        for kind, table in ((TURN, self._turns), (EPISODE, self._episodes)):
             await conn.execute(
                 sql.SQL(
                     "INSERT INTO {outbox} (bank_id, target, operation, record_kind, record_id) "
                     "SELECT bank_id, %(target)s, %(sync)s, %(kind)s, id FROM {table} WHERE {scope} "
                     "ORDER BY id"
                 ).format(outbox=self._outbox, table=table, scope=scope),
-                {**params, "target": _SEMANTIC, "sync": _SYNC, "kind": kind},
+                {**params, "target": SEMANTIC, "sync": SYNC, "kind": kind},
             )
 
     async def forget(

@@ -15,6 +15,7 @@ from typing import Generic, TypeVar
 from hindsight.episodic import cpu
 from hindsight.episodic.access import AccessRecorder
 from hindsight.episodic.dead_letters import DeadLetterPage, Handled
+from hindsight.episodic.episode_records import SegmentWrite
 from hindsight.episodic.keyword import analyse_query
 from hindsight.episodic.models import (
     AccessStats,
@@ -26,8 +27,11 @@ from hindsight.episodic.models import (
     TurnFilter,
 )
 from hindsight.episodic.outbox import OutboxDeliverer
+from hindsight.episodic.outbox_entries import SEMANTIC
+from hindsight.episodic.outbox_queue import OutboxCounts
 from hindsight.episodic.paging import PageKey, decode_page_token, encode_page_token
 from hindsight.episodic.quarantine import AuditEntry, HeldTurn, ReviewResult, Screening
+from hindsight.episodic.rows import Decay, ScoredTurn
 from hindsight.episodic.segment import (
     Embed,
     SegmentRules,
@@ -38,15 +42,8 @@ from hindsight.episodic.segment import (
 )
 from hindsight.episodic.settings import EpisodicSettings
 from hindsight.episodic.shares import Copy, ShareWrite
-from hindsight.episodic.store import (
-    SEMANTIC,
-    Decay,
-    EpisodicStore,
-    OutboxCounts,
-    RecordResult,
-    ScoredTurn,
-    SegmentWrite,
-)
+from hindsight.episodic.store import EpisodicStore
+from hindsight.episodic.turn_records import RecordResult
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.llm import LLMClient
 from hindsight.runtime.logs import deadline_var

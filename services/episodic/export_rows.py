@@ -13,16 +13,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from psycopg import AsyncConnection, sql
-from psycopg.rows import DictRow
+from psycopg import sql
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2
+from hindsight.episodic.episode_rows import EPISODE_COLUMN_NAMES, dedup_key, episode_from_row, episode_params
 from hindsight.episodic.keyword import analyse_turns
 from hindsight.episodic.models import Episode
+from hindsight.episodic.outbox_entries import EPISODE, REFLECT, SEMANTIC, SYNC, TURN
 from hindsight.episodic.paging import PageKey, decode_page_token, encode_page_token
 from hindsight.episodic.quarantine import HeldTurn, Screening
-from hindsight.episodic.rows import TURN_COLUMN_NAMES, turn_from_row
+from hindsight.episodic.rows import TURN_COLUMN_NAMES, turn_from_row, turn_params
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.records import Turn, from_timestamp, to_timestamp
 
@@ -178,8 +179,6 @@ class EpisodicExport:
         """Give live turns the archive times and supersede links of ``items`` (those that carry one): an
         import's last step, once the semantic layer has indexed them as the source once had. Unindexed from
         keyword search and queued for the other layers in the same transaction."""
-        from hindsight.episodic.store import REFLECT, SYNC, TURN
-
         store = self._store
         chosen = sorted((item for item in items if item.archived_at is not None), key=lambda i: i.turn.id)
         statement = sql.SQL(
@@ -211,8 +210,6 @@ class EpisodicExport:
     async def import_turns(self, bank_id: str, items: Sequence[ExportedTurn]) -> Imported:
         """Insert turns as they are (a stored id is skipped); the live ones are keyword-indexed and queued
         for the other layers, in the same transaction."""
-        from hindsight.episodic.store import _turn_params
-
         store = self._store
         ordered = sorted(items, key=lambda item: item.turn.id)  # the lock order of concurrent writers
         analysed = await analyse_turns([(item.turn.speaker, item.turn.text) for item in ordered])
@@ -234,7 +231,7 @@ class EpisodicExport:
                 if item.turn.id in purged:  # erased here: an import does not bring it back
                     continue
                 params = {
-                    **_turn_params(bank_id, item.turn, terms),
+                    **turn_params(bank_id, item.turn, terms),
                     "archived_at": item.archived_at,
                     "superseded_by": item.superseded_by,
                 }
@@ -258,10 +255,8 @@ class EpisodicExport:
         self, bank_id: str, page_size: int, page_token: str
     ) -> tuple[list[ExportedEpisode], str]:
         """A page of every episode, archived ones too, in time order; with the next page's token."""
-        from hindsight.episodic.store import _EPISODE_COLUMN_NAMES, _episode_from_row
-
         after = decode_page_token(EPISODES_PAGE, page_token)
-        columns = sql.SQL(", ").join(map(sql.Identifier, (*_EPISODE_COLUMN_NAMES, *_EPISODE_EXTRA)))
+        columns = sql.SQL(", ").join(map(sql.Identifier, (*EPISODE_COLUMN_NAMES, *_EPISODE_EXTRA)))
         statement = sql.SQL(
             "SELECT {columns} FROM {episodes} WHERE bank_id = %(bank)s "
             "AND (%(at)s::timestamptz IS NULL OR (occurred_at, id) > (%(at)s, %(id)s)) "
@@ -277,7 +272,7 @@ class EpisodicExport:
             rows = await (await conn.execute(statement, params)).fetchall()
         items = [
             ExportedEpisode(
-                _episode_from_row(row),
+                episode_from_row(row),
                 row["archived_at"],
                 row["method"],
                 row["started_at"],
@@ -293,8 +288,6 @@ class EpisodicExport:
 
     async def import_episodes(self, bank_id: str, items: Sequence[ExportedEpisode]) -> Imported:
         """Insert episodes as they are (a stored id is skipped); the live ones are queued for indexing."""
-        from hindsight.episodic.store import EPISODE, SEMANTIC, SYNC, _episode_params, dedup_key
-
         store = self._store
         statement = sql.SQL(
             "INSERT INTO {episodes} (bank_id, id, session_id, situation, action, outcome, lesson, task_type, "
@@ -318,7 +311,7 @@ class EpisodicExport:
                 if item.episode.id in purged:
                     continue
                 params: dict[str, Any] = {
-                    **_episode_params(bank_id, item.episode),
+                    **episode_params(bank_id, item.episode),
                     "started_at": item.started_at,
                     "ended_at": item.ended_at,
                     "method": item.method,
@@ -334,7 +327,7 @@ class EpisodicExport:
                 if item.archived_at is None:
                     live.append(item.episode.id)
             if inserted:
-                await _note_bank(conn, store, bank_id)
+                await store._note_bank(conn, bank_id)
             await store._enqueue(conn, bank_id, [(SEMANTIC, SYNC, EPISODE, i, {}) for i in live])
         return Imported(inserted, len(items) - inserted)
 
@@ -342,8 +335,6 @@ class EpisodicExport:
     async def import_held(self, bank_id: str, items: Sequence[HeldTurn]) -> Imported:
         """Insert review-queue items as they are (a queued id is skipped), without audit entries: the
         export carries the audit log, and this is not a new decision."""
-        from hindsight.episodic.store import _turn_params
-
         ordered = sorted(items, key=lambda item: item.turn.id)
         analysed = await analyse_turns([(item.turn.speaker, item.turn.text) for item in ordered])
         statement = sql.SQL(
@@ -364,7 +355,7 @@ class EpisodicExport:
                 if item.turn.id in purged:
                     continue
                 params = {
-                    **_turn_params(bank_id, item.turn, terms),
+                    **turn_params(bank_id, item.turn, terms),
                     "kind": item.screening.kind,
                     "reason": item.screening.reason,
                     "action": item.screening.action,
@@ -376,14 +367,5 @@ class EpisodicExport:
                 if await (await conn.execute(statement, params)).fetchone() is not None:
                     inserted += 1
             if inserted:
-                await _note_bank(conn, self._store, bank_id)
+                await self._store._note_bank(conn, bank_id)
         return Imported(inserted, len(items) - inserted)
-
-
-async def _note_bank(conn: AsyncConnection[DictRow], store: PostgresEpisodicStore, bank_id: str) -> None:
-    await conn.execute(
-        sql.SQL("INSERT INTO {banks} (bank_id) VALUES (%s) ON CONFLICT DO NOTHING").format(
-            banks=store._banks
-        ),
-        (bank_id,),
-    )

@@ -389,24 +389,18 @@ class KeywordStore:
         and at most the bank's newest time."""
         params: dict[str, Any] = {"budget": budget, "min_depth": MIN_DEPTH, "slack": _BOUND_SLACK}
         parts = self._common(bank_id, weights, limit, params)
-        conditions = _posting_conditions(where, params)
-
-        def most(impact: str) -> sql.Composable:
-            """The most (before ``w``) a posting of the stream with impact at most ``impact`` scores."""
-            return sql.SQL(
-                "({k1} + 1) / (1 + {k1} * (1 - {b}) / e.top_tf + {k1} * {b} / (bk.avgdl * {impact}))"
-            ).format(k1=_K1, b=_B, impact=sql.SQL(impact))
-
-        passing = (
-            sql.SQL(
-                "JOIN LATERAL (SELECT 1 FROM {turns} t WHERE t.bank_id = %(bank_id)s AND t.id = c.turn_id "
-                "  AND {where} OFFSET 0) f ON true"
-            ).format(turns=self._turns, where=and_(conditions))
-            if conditions
-            else sql.SQL("")
+        statement = sql.SQL("{head}, {read}{bound}{candidates}{exact}").format(
+            head=parts["head"],
+            read=self._read_ctes(),
+            bound=self._bound_ctes(decay, params),
+            candidates=self._candidate_ctes(where, decay, params),
+            exact=self._exact_ctes(parts),
         )
-        statement = sql.SQL(
-            "{head}, "
+        return KeywordQuery(statement, params)
+
+    def _read_ctes(self) -> sql.Composable:
+        """Step 1 of a round: each term's depth, and its best postings per tf stream up to it."""
+        return sql.SQL(
             "streams (cls) AS (VALUES (1), (2), (3), (4)), "
             # depth per term: half the budget water-filled (a term with fewer postings than its share
             # is read whole, the rest split evenly), the other half to the rarest terms read whole
@@ -423,6 +417,19 @@ class KeywordStore:
             "    x.occurred_at FROM {postings} x "
             "    WHERE x.bank_id = %(bank_id)s AND x.term = m.term AND least(x.tf, 4) = c.cls "
             "    ORDER BY x.impact DESC, x.occurred_at DESC, x.turn_id LIMIT d.n) p), "
+        ).format(postings=self._postings)
+
+    def _bound_ctes(self, decay: Decay, params: dict[str, Any]) -> sql.Composable:
+        """Step 2: per term and stream, where reading stopped; from it ``bound``, the most a turn not read
+        at all can score, and each term's cap on what its unread postings add."""
+
+        def most(impact: str) -> sql.Composable:
+            """The most (before ``w``) a posting of the stream with impact at most ``impact`` scores."""
+            return sql.SQL(
+                "({k1} + 1) / (1 + {k1} * (1 - {b}) / e.top_tf + {k1} * {b} / (bk.avgdl * {impact}))"
+            ).format(k1=_K1, b=_B, impact=sql.SQL(impact))
+
+        return sql.SQL(
             "got AS (SELECT term, cls, count(*) AS got, min(impact) AS kappa, max(impact) AS head, "
             "  (array_agg(occurred_at ORDER BY impact, occurred_at))[1] AS tau FROM read "
             "  GROUP BY term, cls), "
@@ -445,6 +452,28 @@ class KeywordStore:
             "  coalesce(sum(most), 0) AS bound, coalesce(sum(cap), 0) AS cap, "
             "  array_agg(term) AS terms, array_agg(top) AS tops, array_agg(df) AS dfs, "
             "  (SELECT {decay_newest} FROM bank bk) AS newest_decay FROM per_term), "
+        ).format(
+            at_kappa=most("e.kappa"),
+            at_head=most("e.head"),
+            below=most("e.below"),
+            decay_tau=decay_factor(sql.SQL("e.tau"), decay, params),
+            decay_newest=decay_factor(sql.SQL("bk.newest"), decay, params),
+            postings=self._postings,
+        )
+
+    def _candidate_ctes(self, where: TurnFilter, decay: Decay, params: dict[str, Any]) -> sql.Composable:
+        """Step 3: the turns read are the candidates, scored in part from what was read; those that cannot
+        reach the k-th best partial score even with the most their unread terms allow are dropped."""
+        conditions = _posting_conditions(where, params)
+        passing = (
+            sql.SQL(
+                "JOIN LATERAL (SELECT 1 FROM {turns} t WHERE t.bank_id = %(bank_id)s AND t.id = c.turn_id "
+                "  AND {where} OFFSET 0) f ON true"
+            ).format(turns=self._turns, where=and_(conditions))
+            if conditions
+            else sql.SQL("")
+        )
+        return sql.SQL(
             # candidates: what was read of each (a lower bound), and the caps of its terms read
             "cand AS MATERIALIZED (SELECT r.turn_id, max(r.occurred_at) AS occurred_at, "
             "  sum({bm25_read}) AS known, "
@@ -455,6 +484,15 @@ class KeywordStore:
             "  OFFSET %(limit)s - 1 LIMIT 1), -1) AS v), "
             "survivors AS MATERIALIZED (SELECT l.* FROM lower l CROSS JOIN bound bd CROSS JOIN theta th "
             "  WHERE (l.known + greatest(bd.cap - l.seen_cap, 0)) * l.d >= th.v * (1 - %(slack)s)), "
+        ).format(
+            bm25_read=_bm25("r.tf", "r.length"),
+            decay_c=decay_factor(sql.SQL("c.occurred_at"), decay, params),
+            passing=passing,
+        )
+
+    def _exact_ctes(self, parts: dict[str, sql.Composable]) -> sql.Composable:
+        """Step 4: exact scores of the survivors, the best ``limit`` of them as turns, with the bound."""
+        return sql.SQL(
             # exact scores of the survivors from their own postings (one key range each), summed in
             # term order so that equal turns get equal scores, bit for bit (ties then go by time)
             "best AS (SELECT s.turn_id, sum({bm25_more} ORDER BY p.term) * max(s.d) AS score, "
@@ -469,18 +507,11 @@ class KeywordStore:
             "FROM bound bd LEFT JOIN ranked r ON true "
             "ORDER BY r.score DESC, r.occurred_at DESC, r.id"
         ).format(
-            at_kappa=most("e.kappa"),
-            at_head=most("e.head"),
-            below=most("e.below"),
-            decay_tau=decay_factor(sql.SQL("e.tau"), decay, params),
-            decay_newest=decay_factor(sql.SQL("bk.newest"), decay, params),
-            decay_c=decay_factor(sql.SQL("c.occurred_at"), decay, params),
-            bm25_read=_bm25("r.tf", "r.length"),
             bm25_more=_bm25("p.tf", "p.length"),
-            passing=passing,
-            **parts,
+            postings=parts["postings"],
+            columns=parts["columns"],
+            turns=parts["turns"],
         )
-        return KeywordQuery(statement, params)
 
     def essential_query(
         self,

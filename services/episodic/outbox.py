@@ -35,8 +35,7 @@ from hindsight.contracts.reflect.v1 import reflect_pb2, reflect_pb2_grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
 from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
 from hindsight.episodic.models import Episode
-from hindsight.episodic.settings import EpisodicSettings
-from hindsight.episodic.store import (
+from hindsight.episodic.outbox_entries import (
     DELETE,
     EPISODE,
     REFLECT,
@@ -46,10 +45,11 @@ from hindsight.episodic.store import (
     TRANSIENT,
     TURN,
     WORKING,
-    EpisodicStore,
     OutboxEntry,
     retry_times,
 )
+from hindsight.episodic.settings import EpisodicSettings
+from hindsight.episodic.store import EpisodicStore
 from hindsight.runtime import metrics
 from hindsight.runtime.channels import LayerClient, message_limits
 from hindsight.runtime.errors import HindsightError

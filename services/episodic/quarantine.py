@@ -23,7 +23,7 @@ from psycopg.types.json import Jsonb
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.episodic.keyword import TurnTerms
 from hindsight.episodic.paging import PageKey
-from hindsight.episodic.rows import TURN_COLUMN_NAMES, ScoredTurn, turn_from_row
+from hindsight.episodic.rows import TURN_COLUMN_NAMES, ScoredTurn, turn_from_row, turn_params
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.records import Turn, from_timestamp, to_timestamp
 
@@ -253,15 +253,7 @@ class QuarantineStore:
         entries: list[AuditEntry] = []
         for turn, terms, screening in sorted(turns, key=lambda item: item[0].id):
             params = {
-                "bank_id": bank_id,
-                "id": turn.id,
-                "session_id": turn.session_id,
-                "role": turn.role.value,
-                "speaker": turn.speaker,
-                "text": turn.text,
-                **turn.meta.to_fields(),
-                "occurred_at": turn.meta.time,
-                "search_terms": terms.search_terms,
+                **turn_params(bank_id, turn, terms),
                 "kind": screening.kind,
                 "reason": screening.reason,
                 "action": screening.action,

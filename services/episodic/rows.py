@@ -1,7 +1,9 @@
-"""Turn rows and the SQL pieces the layer's stores share: columns, row conversion, filters, time decay.
+"""Turn rows and the SQL pieces the layer's stores share: columns, row conversion, insert parameters,
+filters, time decay.
 
-Kept apart so that each store (records in ``store``, keyword search in ``keyword``) builds its
-statements from the same definitions without importing the other.
+Kept apart so that each store (the record store's families under ``store``, keyword search in
+``keyword``, the review queue in ``quarantine``, the export) builds its statements from the same
+definitions without importing the others.
 """
 
 from __future__ import annotations
@@ -9,13 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psycopg import sql
 from psycopg.rows import DictRow
 
 from hindsight.episodic.models import TurnFilter
 from hindsight.runtime.records import RecordMeta, Role, Source, TimeRange, Trust, Turn
+
+if TYPE_CHECKING:
+    from hindsight.episodic.keyword import TurnTerms
 
 TURN_COLUMN_NAMES = (
     "id, session_id, role, speaker, text, source, trust, occurred_at, tags, importance, "
@@ -55,6 +60,22 @@ def turn_from_row(row: DictRow) -> Turn:
         speaker=row["speaker"],
         meta=meta,
     )
+
+
+def turn_params(bank_id: str, turn: Turn, terms: TurnTerms) -> dict[str, Any]:
+    """A turn's columns for an insert, with its analysed keyword terms."""
+    meta = turn.meta
+    return {
+        "bank_id": bank_id,
+        "id": turn.id,
+        "session_id": turn.session_id,
+        "role": turn.role.value,
+        "speaker": turn.speaker,
+        "text": turn.text,
+        **meta.to_fields(),
+        "occurred_at": meta.time,
+        **terms.params(),
+    }
 
 
 def time_conditions(

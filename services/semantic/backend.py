@@ -15,12 +15,13 @@ from pathlib import Path
 from qdrant_client import AsyncQdrantClient
 
 from hindsight.runtime.errors import FailedPrecondition
+from hindsight.semantic.collection_setup import active_alias, open_active
 from hindsight.semantic.edge_client import EdgeClient
 from hindsight.semantic.lineage_store import QdrantSemanticStore
 from hindsight.semantic.migrate_local import edge_root, migrate_local_mode
+from hindsight.semantic.qdrant_base import QdrantAPI, qdrant_errors
 from hindsight.semantic.records import ModelIdentity
 from hindsight.semantic.settings import SemanticSettings
-from hindsight.semantic.store import QdrantAPI, active_alias, open_active, qdrant_errors
 
 log = logging.getLogger(__name__)
 

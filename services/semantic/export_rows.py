@@ -15,8 +15,10 @@ from qdrant_client import models
 
 from hindsight.runtime.errors import FailedPrecondition
 from hindsight.runtime.paging import decode_position, encode_position, foreign_token
+from hindsight.semantic.payloads import from_payload
+from hindsight.semantic.qdrant_base import qdrant_errors
 from hindsight.semantic.records import DISTILLED, Entity, ReviewItem, SemanticRecord
-from hindsight.semantic.store import QdrantVectorStore, from_payload, qdrant_errors
+from hindsight.semantic.store import QdrantVectorStore
 
 TIERS = ("hot", "cold")
 MAX_ENTITIES = 1_000_000

@@ -20,6 +20,18 @@ from typing import Any, Protocol
 from qdrant_client import models
 
 from hindsight.runtime.text import key_of
+from hindsight.semantic.filters import field_in, field_is, of_bank
+from hindsight.semantic.payloads import (
+    OPEN_FUTURE,
+    entity_from_payload,
+    entity_payload,
+    from_payload,
+    merge_entities,
+    point_id,
+    review_from_payload,
+    to_payload,
+)
+from hindsight.semantic.qdrant_base import qdrant_errors
 from hindsight.semantic.records import (
     Contribution,
     Entity,
@@ -29,22 +41,7 @@ from hindsight.semantic.records import (
     SemanticRecord,
     lineage_of,
 )
-from hindsight.semantic.store import (
-    OPEN_FUTURE,
-    QdrantVectorStore,
-    VectorStore,
-    _any,
-    _bank,
-    _match,
-    _review,
-    entity_from_payload,
-    entity_payload,
-    from_payload,
-    merge_entities,
-    point_id,
-    qdrant_errors,
-    to_payload,
-)
+from hindsight.semantic.store import QdrantVectorStore, VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -222,9 +219,9 @@ class QdrantSemanticStore(QdrantVectorStore):
         if not turn_ids:
             return []
         selector = models.Filter(
-            must=[_bank(bank_id)],
-            must_not=[_match("kind", RecordKind.TURN.value)],
-            should=[_any("lineage", turn_ids), _any("source_turn_ids", turn_ids)],
+            must=[of_bank(bank_id)],
+            must_not=[field_is("kind", RecordKind.TURN.value)],
+            should=[field_in("lineage", turn_ids), field_in("source_turn_ids", turn_ids)],
         )
         found: dict[str, SemanticRecord] = {}
         with qdrant_errors(self._target):
@@ -238,7 +235,7 @@ class QdrantSemanticStore(QdrantVectorStore):
         """Payload-only update of ``lineage`` and ``source_turn_ids`` in both tiers."""
         payload = {"lineage": list(record.lineage), "source_turn_ids": list(record.meta.source_turn_ids)}
         selector = models.Filter(
-            must=[_bank(bank_id), models.HasIdCondition(has_id=[point_id(bank_id, record.id)])]
+            must=[of_bank(bank_id), models.HasIdCondition(has_id=[point_id(bank_id, record.id)])]
         )
         with qdrant_errors(self._target):
             for collection in (self.collection, self.cold):
@@ -250,7 +247,7 @@ class QdrantSemanticStore(QdrantVectorStore):
         """A filtered scroll of both tiers by ``superseded_by``."""
         if not ids:
             return []
-        selector = models.Filter(must=[_bank(bank_id), _any("superseded_by", list(dict.fromkeys(ids)))])
+        selector = models.Filter(must=[of_bank(bank_id), field_in("superseded_by", list(dict.fromkeys(ids)))])
         found: dict[str, SemanticRecord] = {}
         with qdrant_errors(self._target):
             for collection, cold in ((self.cold, True), (self.collection, False)):
@@ -265,7 +262,7 @@ class QdrantSemanticStore(QdrantVectorStore):
             return 0
         wanted = [point_id(bank_id, record_id) for record_id in dict.fromkeys(ids)]
         return await self._make_current(
-            models.Filter(must=[_bank(bank_id), models.HasIdCondition(has_id=wanted)])
+            models.Filter(must=[of_bank(bank_id), models.HasIdCondition(has_id=wanted)])
         )
 
     async def _turn_ids(self, selector: models.Filter) -> list[str]:
@@ -282,14 +279,18 @@ class QdrantSemanticStore(QdrantVectorStore):
         """A scroll by session and kind."""
         return await self._turn_ids(
             models.Filter(
-                must=[_bank(bank_id), _match("session_id", session_id), _match("kind", RecordKind.TURN.value)]
+                must=[
+                    of_bank(bank_id),
+                    field_is("session_id", session_id),
+                    field_is("kind", RecordKind.TURN.value),
+                ]
             )
         )
 
     async def bank_turns(self, bank_id: str) -> list[str]:
         """A scroll by kind."""
         return await self._turn_ids(
-            models.Filter(must=[_bank(bank_id), _match("kind", RecordKind.TURN.value)])
+            models.Filter(must=[of_bank(bank_id), field_is("kind", RecordKind.TURN.value)])
         )
 
     # ----- graph points by key ------------------------------------------------------------------------
@@ -319,7 +320,7 @@ class QdrantSemanticStore(QdrantVectorStore):
         """A filtered scroll of the graph by ``lineage``."""
         if not turn_ids:
             return []
-        selector = models.Filter(must=[_bank(bank_id), _any("lineage", turn_ids)])
+        selector = models.Filter(must=[of_bank(bank_id), field_in("lineage", turn_ids)])
         with qdrant_errors(self._target):
             return [point.payload or {} for point in await self._scroll(self.graph, selector)]
 
@@ -406,7 +407,9 @@ class QdrantSemanticStore(QdrantVectorStore):
         wanted = sorted({key for key in keys if key})
         if not wanted:
             return
-        selector = models.Filter(must=[_bank(bank_id), _match("type", CONTRIBUTION), _any("keys", wanted)])
+        selector = models.Filter(
+            must=[of_bank(bank_id), field_is("type", CONTRIBUTION), field_in("keys", wanted)]
+        )
         with qdrant_errors(self._target):
             found = [
                 contribution_from_payload(p.payload or {}) for p in await self._scroll(self.graph, selector)
@@ -438,7 +441,7 @@ class QdrantSemanticStore(QdrantVectorStore):
             points = await self._client.retrieve(
                 self.graph, ids=[self._pid(bank_id, graph_key(REVIEW, review_id))], with_payload=True
             )
-        return _review(points[0].payload or {}) if points else None
+        return review_from_payload(points[0].payload or {}) if points else None
 
     async def drop_review(self, bank_id: str, review_id: str) -> None:
         """A delete by point id."""
@@ -453,7 +456,7 @@ class QdrantSemanticStore(QdrantVectorStore):
         """A filtered scroll by ``due_ts`` (every bank: the worker serves them all)."""
         selector = models.Filter(
             must=[
-                _match("type", LLM_PASS),
+                field_is("type", LLM_PASS),
                 models.FieldCondition(key="due_ts", range=models.Range(lte=now.timestamp())),
             ]
         )
@@ -466,7 +469,7 @@ class QdrantSemanticStore(QdrantVectorStore):
         """A scroll of waiting passes (those given up have no due time)."""
         selector = models.Filter(
             must=[
-                _match("type", LLM_PASS),
+                field_is("type", LLM_PASS),
                 models.FieldCondition(key="due_ts", range=models.Range(lt=OPEN_FUTURE)),
             ]
         )
@@ -479,8 +482,8 @@ class QdrantSemanticStore(QdrantVectorStore):
         """A scroll of the bank's passes without a due time."""
         selector = models.Filter(
             must=[
-                _bank(bank_id),
-                _match("type", LLM_PASS),
+                of_bank(bank_id),
+                field_is("type", LLM_PASS),
                 models.FieldCondition(key="due_ts", range=models.Range(gte=OPEN_FUTURE)),
             ]
         )

@@ -18,8 +18,9 @@ from pathlib import Path
 from qdrant_client import AsyncQdrantClient, models
 
 from hindsight.runtime.errors import FailedPrecondition
+from hindsight.semantic.collection_setup import graph_indexes, record_indexes
 from hindsight.semantic.edge_client import EdgeClient
-from hindsight.semantic.store import GRAPH, graph_indexes, record_indexes
+from hindsight.semantic.qdrant_base import GRAPH
 
 log = logging.getLogger(__name__)
 

@@ -24,12 +24,7 @@ from typing import Any
 from qdrant_client import models
 
 from hindsight.runtime.errors import FailedPrecondition
-from hindsight.semantic.embedder import EMBED_BATCH, Embedder
-from hindsight.semantic.records import collection_name
-from hindsight.semantic.store import (
-    COLD,
-    GRAPH,
-    QdrantAPI,
+from hindsight.semantic.collection_setup import (
     active_collection,
     check_collection,
     create_collection,
@@ -37,6 +32,9 @@ from hindsight.semantic.store import (
     point_alias,
     stored_identity,
 )
+from hindsight.semantic.embedder import EMBED_BATCH, Embedder
+from hindsight.semantic.qdrant_base import COLD, GRAPH, QdrantAPI
+from hindsight.semantic.records import collection_name
 
 log = logging.getLogger(__name__)
 

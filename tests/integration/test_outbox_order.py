@@ -11,8 +11,9 @@ import pytest
 from hindsight.episodic.dead_letters import DROP_ACTION, RETRY_ACTION
 from hindsight.episodic.models import PurgeScope
 from hindsight.episodic.outbox import OutboxDeliverer, Targets
+from hindsight.episodic.outbox_entries import DELETE, REFUSED, SYNC, OutboxEntry
 from hindsight.episodic.settings import EpisodicSettings
-from hindsight.episodic.store import DELETE, REFUSED, SYNC, OutboxEntry, PostgresEpisodicStore
+from hindsight.episodic.store import PostgresEpisodicStore
 from hindsight.runtime.embedded import free_ports
 from hindsight.runtime.records import RecordMeta, Turn
 from tests.integration.mesh import drop_schemas

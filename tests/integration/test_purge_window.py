@@ -14,8 +14,9 @@ import redis.asyncio as aioredis
 from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
 from hindsight.episodic.models import PurgeScope
 from hindsight.episodic.outbox import OutboxDeliverer, Targets
+from hindsight.episodic.outbox_entries import DELETE, WORKING
 from hindsight.episodic.settings import EpisodicSettings
-from hindsight.episodic.store import DELETE, WORKING, PostgresEpisodicStore
+from hindsight.episodic.store import PostgresEpisodicStore
 from hindsight.runtime.channels import LayerClient
 from hindsight.runtime.records import RecordMeta, Turn
 from hindsight.runtime.testing import channel_to, serving

@@ -17,6 +17,7 @@ import pytest
 
 from hindsight.runtime.records import RecordMeta, TimeRange
 from hindsight.semantic.backend import connect, open_vector_store
+from hindsight.semantic.collection_setup import active_alias, open_active
 from hindsight.semantic.edge_client import EdgeClient
 from hindsight.semantic.migrate_local import BACKUP_DIR, edge_root
 from hindsight.semantic.records import (
@@ -30,7 +31,7 @@ from hindsight.semantic.records import (
     SemanticRecord,
 )
 from hindsight.semantic.settings import SemanticSettings
-from hindsight.semantic.store import QdrantVectorStore, active_alias, open_active
+from hindsight.semantic.store import QdrantVectorStore
 
 MODEL = ModelIdentity("test-model", 8, "c" * 64)
 BANK, OTHER = "bank-a", "bank-b"

@@ -22,10 +22,10 @@ from hindsight.semantic.backend import connect, open_vector_store
 from hindsight.semantic.embedder import InferenceEmbedder, describe_model
 from hindsight.semantic.engine import SemanticEngine
 from hindsight.semantic.llm_extract import LLMExtractor
+from hindsight.semantic.payloads import point_id
 from hindsight.semantic.records import RecordKind, SearchOptions, SemanticRecord, alias_name
 from hindsight.semantic.service import open_service
 from hindsight.semantic.settings import SemanticSettings
-from hindsight.semantic.store import point_id
 from tests.llm_test_server import Reply, openai_test_server
 
 TIMEOUT = 30

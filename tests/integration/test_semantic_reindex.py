@@ -22,10 +22,10 @@ from hindsight.runtime.errors import FailedPrecondition
 from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.testing import channel_to, serving
 from hindsight.semantic.backend import connect
+from hindsight.semantic.collection_setup import active_collection, open_active
 from hindsight.semantic.records import ModelIdentity, alias_name, collection_name
 from hindsight.semantic.service import open_service
 from hindsight.semantic.settings import SemanticSettings
-from hindsight.semantic.store import active_collection, open_active
 
 TIMEOUT = 30
 FACTS = {

@@ -7,8 +7,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from hindsight.episodic.access import decayed
+from hindsight.episodic.episode_rows import dedup_key, jaccard
 from hindsight.episodic.models import Episode, Outcome
 from hindsight.episodic.outbox import episode_record, episode_text
+from hindsight.episodic.outbox_entries import OutboxEntry, retry_times
 from hindsight.episodic.segment import (
     SegmentRules,
     episode_id,
@@ -17,7 +19,6 @@ from hindsight.episodic.segment import (
     split,
     vector_similarities,
 )
-from hindsight.episodic.store import OutboxEntry, dedup_key, jaccard, retry_times
 from hindsight.runtime.records import RecordMeta, Role, Trust, Turn
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

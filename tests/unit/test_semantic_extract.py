@@ -9,8 +9,8 @@ import pytest
 from hindsight.runtime.records import RecordMeta, Source, Trust
 from hindsight.semantic.engine import Outcome, merge_into, query_keys, settle
 from hindsight.semantic.extract import RuleExtractor, is_multi_valued
+from hindsight.semantic.payloads import from_payload, to_payload
 from hindsight.semantic.records import RecordKind, Relation, SemanticRecord
-from hindsight.semantic.store import from_payload, to_payload
 
 SAID = datetime(2024, 5, 8, 12, tzinfo=UTC)
 

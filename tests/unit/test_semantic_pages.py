@@ -17,9 +17,9 @@ from hindsight.semantic.extract import Extraction
 from hindsight.semantic.lineage_store import QdrantSemanticStore
 from hindsight.semantic.mentions import PERSON, Gazetteer, mentions_of, speaker_entity
 from hindsight.semantic.pages import PageKeeper, fact_chains, page_offset, page_token, page_updates
+from hindsight.semantic.payloads import entity_from_payload, entity_payload, merge_entities
 from hindsight.semantic.records import EmbeddedRecord, Entity, ModelIdentity, RecordKind, SemanticRecord
 from hindsight.semantic.settings import SemanticSettings
-from hindsight.semantic.store import entity_from_payload, entity_payload, merge_entities
 
 MODEL = ModelIdentity("pages-test", 4, "0" * 64)
 START = datetime(2023, 5, 8, 12, tzinfo=UTC)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from hindsight.runtime.records import RecordMeta, Source, Trust
+from hindsight.semantic.payloads import from_payload, point_id, to_payload
 from hindsight.semantic.records import ModelIdentity, RecordKind, SemanticRecord, collection_name
-from hindsight.semantic.store import from_payload, point_id, to_payload
 
 
 def test_a_collection_name_is_sanitised_and_changes_with_the_model_file() -> None:
