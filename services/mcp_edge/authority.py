@@ -88,11 +88,16 @@ def _vocative(text: str, name: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=32768)
+def _doubting(text: str) -> bool:
+    """Whether ``text`` doubts, denies or corrects (cached by text: asked of every candidate per recall)."""
+    return bool(has_cue(text) or _EN_DOUBT.search(text) or _ZH_DOUBT.search(text))
+
+
 def about_other(text: str, speaker: str, names: set[str]) -> str:
     """The other person ``text`` speaks about in the third person with doubt, a denial or a correction
     (empty if none): "Gina's store - didn't she close it?", "Melanie 的慈善跑其实没跑完"."""
-    doubting = has_cue(text) or _EN_DOUBT.search(text) or _ZH_DOUBT.search(text)
-    if not doubting:
+    if not _doubting(text):
         return ""
     for name in sorted(names, key=len, reverse=True):
         if key_of(name) == key_of(speaker) or len(name) < 2:

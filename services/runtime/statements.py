@@ -13,6 +13,7 @@ Pure text reading, shared by the semantic layer (corrections supersede what they
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -45,8 +46,10 @@ _ZH_CUE = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=32768)
 def has_cue(text: str) -> bool:
-    """Whether ``text`` announces that it corrects or replaces something said before."""
+    """Whether ``text`` announces that it corrects or replaces something said before (cached by text: the
+    edge asks it of the same stored turns on every recall)."""
     return bool(_EN_CUE.search(text) or _ZH_CUE.search(text))
 
 

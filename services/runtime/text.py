@@ -91,10 +91,14 @@ def search_terms(text: str) -> list[str]:
     return [stem(term) for term in terms(text)]
 
 
+@functools.lru_cache(maxsize=32768)
 def evidence_terms(text: str) -> frozenset[str]:
     """The distinct terms whose presence says a text is about a request: :func:`search_terms` without
     single Chinese characters. A shared character (我, 的, 要, 周) says little about meaning, while a shared
-    bigram is about as telling as a shared English word; relevance (edge and lessons) counts these."""
+    bigram is about as telling as a shared English word; relevance (edge and lessons) counts these.
+
+    Cached by text: the edge scores the same stored turns on recall after recall, and this was its largest
+    per-candidate cost."""
     return frozenset(term for term in search_terms(text) if len(term) > 1 or not _CJK.match(term))
 
 
