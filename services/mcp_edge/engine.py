@@ -95,6 +95,9 @@ FUSION_OFF_LOOP_CANDIDATES = 150
 ASSEMBLE_OFF_LOOP_CHARS = 4_000
 """Characters of recalled memories from which the context (token counts: ~0.5 us per character) is
 assembled on a worker thread."""
+MEANING_LAYERS = frozenset({LayerName.SEMANTIC})
+"""Layers that search by meaning alone, where a near-copy of the query finds little new (reflect finds its
+candidate lessons by keyword, so it keeps every phrasing)."""
 
 
 MAX_ACCESS_NOTES_IN_FLIGHT = 256
@@ -593,11 +596,20 @@ class MemoryEngine:
         rewritten = await self._llm_rewrite(q.query, self.settings.recall_timeout * 0.25)
         if rewritten and rewritten not in queries:
             queries.append(rewritten)
+        by_meaning = queries
+        if not self.settings.rewrites_by_meaning:  # the rule rewrites go to keyword search only
+            by_meaning = [queries[0], *(text for text in queries[1:] if text == rewritten)]
         layer_budget = max(0.01, (deadline - time.monotonic()) * self.settings.layer_share)
         named_sink = collect_named()  # filled by the semantic layer's answer
         tasks = {
             layer: asyncio.create_task(
-                self._timed(layer, self._ask_layer(layer, q, queries, window, layer_budget), started)
+                self._timed(
+                    layer,
+                    self._ask_layer(
+                        layer, q, by_meaning if layer in MEANING_LAYERS else queries, window, layer_budget
+                    ),
+                    started,
+                )
             )
             for layer in q.layers
             if layer not in skipped

@@ -152,6 +152,14 @@ class EdgeSettings:
     rewrite_weight: float = env(
         "HINDSIGHT_REWRITE_WEIGHT", 0.8, "How much a rewrite's hits count against the original query's."
     )
+    rewrites_by_meaning: bool = env(
+        "HINDSIGHT_REWRITES_BY_MEANING",
+        False,
+        "Search the rule rewrites by meaning too (the semantic layer), not only by keyword (episodic, "
+        "working and reflect's lesson search). A rule rewrite is the query less its time and function "
+        "words: close to the query's own vector, so by meaning it mostly finds the same memories again, "
+        "at the cost of one more embedding and vector search each. An LLM rewrite is searched everywhere.",
+    )
     llm_rewrite: bool = env(
         "HINDSIGHT_LLM_REWRITE",
         True,

@@ -110,8 +110,27 @@ async def test_a_recall_with_rewrites_asks_each_layer_once_with_every_phrasing(m
             continue
         assert len(searches) == 1, (layer, len(searches))
         [request] = searches
-        assert (request.query, *request.rewrites) == phrasings, layer
+        # rule rewrites go to keyword search; by meaning they find the query's memories again
+        expected = phrasings[:1] if layer is LayerName.SEMANTIC else phrasings
+        assert (request.query, *request.rewrites) == expected, layer
         assert request.rewrite_weight == pytest.approx(mesh.engine.settings.rewrite_weight)
+
+
+async def test_rule_rewrites_are_searched_by_meaning_too_when_the_setting_says_so(mesh: RecordedMesh) -> None:
+    settings = mesh.layers.edge_settings(llm_rewrite=False, record_access=False, rewrites_by_meaning=True)
+    async with open_engine(settings) as engine:
+        start = len(mesh.recorder.calls)
+        result = await engine.recall(
+            RecallQuery(bank_id=BANK, query="Did Biscuit chew 2 things last weekend?", reference_time=NOW)
+        )
+    phrasings = result.analysis.rewrites
+    assert len(phrasings) == 3, phrasings
+    assert not result.partial and result.memories[0].id in {"t1", "t2"}
+    for layer in (LayerName.EPISODIC, LayerName.SEMANTIC, LayerName.REFLECT):
+        method, kind = SEARCHES[layer]
+        searches = mesh.recorder.since(start, method, kind, BANK)
+        [request] = [r for r in searches if not getattr(r, "quarantined_only", False)]
+        assert (request.query, *request.rewrites) == phrasings, layer
 
 
 async def test_a_weightless_layer_is_asked_when_the_recall_asks_for_it_alone(mesh: RecordedMesh) -> None:
@@ -128,10 +147,12 @@ async def test_a_weightless_layer_is_asked_when_the_recall_asks_for_it_alone(mes
 
 
 async def test_the_semantic_layer_embeds_every_phrasing_of_a_recall_in_one_batch(mesh: RecordedMesh) -> None:
-    start = len(mesh.recorder.calls)
-    result = await mesh.engine.recall(
-        RecallQuery(bank_id=BANK, query="Which 2 cities is Melanie moving between?", reference_time=NOW)
-    )
+    settings = mesh.layers.edge_settings(llm_rewrite=False, record_access=False, rewrites_by_meaning=True)
+    async with open_engine(settings) as engine:
+        start = len(mesh.recorder.calls)
+        result = await engine.recall(
+            RecallQuery(bank_id=BANK, query="Which 2 cities is Melanie moving between?", reference_time=NOW)
+        )
     assert len(result.analysis.rewrites) == 2, result.analysis.rewrites
     unary = mesh.recorder.since(start, EMBED, inference_pb2.EmbedRequest, BANK)
     streamed = [
