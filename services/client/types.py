@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hindsight.runtime.records import LayerName as Layer
-from hindsight.runtime.records import Role, Source, TimeRange, Trust
+from hindsight.runtime.records import QueryAnalysis, Role, Source, TimeRange, Trust
 
 __all__ = [
     "CloseSessionResult",
@@ -150,18 +150,6 @@ class LayerReport:
     error: str
     elapsed_ms: float
     candidate_count: int
-
-
-@dataclass(frozen=True)
-class QueryAnalysis:
-    """What the edge read from a recall's query."""
-
-    time_expression: str = ""
-    time_range: TimeRange = field(default_factory=TimeRange)
-    time_use: str = ""
-    entities: tuple[str, ...] = ()
-    keywords: tuple[str, ...] = ()
-    rewrites: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hindsight.contracts.reflect.v1 import reflect_pb2
-from hindsight.runtime.records import LayerName, RecordMeta, TimeRange
+from hindsight.runtime.records import LayerName, QueryAnalysis, RecordMeta, TimeRange
 
 ALL_LAYERS = tuple(LayerName)
 
@@ -166,19 +166,6 @@ class AssembledContext:
     text: str = ""
     ids: tuple[str, ...] = ()
     tokens: int = 0
-
-
-@dataclass(frozen=True)
-class QueryAnalysis:
-    """What query understanding read, and how the time expression was used."""
-
-    time_expression: str = ""
-    time_range: TimeRange = field(default_factory=TimeRange)
-    time_use: str = ""
-    """"filter", "boost" or "" (no expression, or an explicit range took precedence)."""
-    entities: tuple[str, ...] = ()
-    keywords: tuple[str, ...] = ()
-    rewrites: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -176,6 +176,20 @@ MAX_AGENT_CHARS = 256
 
 
 @dataclass(frozen=True)
+class QueryAnalysis:
+    """What the edge read from a recall's query, and how it used the time expression (one shape for the
+    edge's result and the client's)."""
+
+    time_expression: str = ""
+    time_range: TimeRange = field(default_factory=TimeRange)
+    time_use: str = ""
+    """"filter", "boost" or "" (no expression, or an explicit range took precedence)."""
+    entities: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    rewrites: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class RecordMeta:
     """Provenance, source, trust, time, tags and importance: what every record carries."""
 
