@@ -80,6 +80,12 @@ def _records(export: str, bank: str) -> dict[str, list[str]]:
     return {kind: sorted(records) for kind, records in found.items()}
 
 
+def _first_missing(records: list[str], among: list[str]) -> list[str]:
+    """The first of `records` not found in `among` (as a list, empty when every one is there)."""
+    present = set(among)
+    return [r for r in records if r not in present][:1]
+
+
 class Checks(Probe):
     """Compares what the mesh shows with the model and reports each difference to the tally."""
 
@@ -213,10 +219,12 @@ class Checks(Probe):
                     example,
                     EXPORT_ROUND_TRIP,
                     f"{kind}:count",
-                    f"{source} exports {len(left)} {kind} records, its imported copy {len(right)}",
+                    f"{source} exports {len(left)} {kind} records, its imported copy {len(right)}; "
+                    f"only in the source: {_first_missing(left, right)}; "
+                    f"only in the copy: {_first_missing(right, left)}",
                 )
             elif kind in ROUND_TRIP_EXACT and left != right:
-                missing = [r for r in left if r not in right][:1]
+                missing = _first_missing(left, right)
                 self.report(
                     example,
                     EXPORT_ROUND_TRIP,

@@ -103,7 +103,7 @@ class Tally:
         if any(item["steps"] == sequence for item in known):
             return
         known.append(
-            {"steps": list(sequence), "subject": violation.subject, "detail": violation.detail[:400]}
+            {"steps": list(sequence), "subject": violation.subject, "detail": violation.detail[:2000]}
         )
         known.sort(key=lambda item: len(item["steps"]))
         del known[KEPT_REPRODUCTIONS:]
