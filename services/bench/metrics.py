@@ -7,11 +7,16 @@ queries. ``overall`` leaves out the ``adversarial`` category, which is reported 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 EXCLUDED_FROM_OVERALL = frozenset({"adversarial"})
 METRIC_NAMES = ("R@5", "R@10", "NDCG@10")
+CONTEXT_BUDGETS = (500, 1000, 2000)
+"""Token budgets at which the assembled context is checked for the gold evidence."""
+_CONTEXT_ITEM = re.compile(r"^- \[id=([^\s\]]+)", re.MULTILINE)
+"""A memory's line in the edge's context opens with its id (a held-back warning's line does not)."""
 
 
 def dedupe(ids: Iterable[str]) -> list[str]:
@@ -45,6 +50,54 @@ def score_query(ranked: Sequence[str], gold: Iterable[str]) -> dict[str, float]:
         "R@10": recall_at(ranked, gold, 10),
         "NDCG@10": ndcg_at(ranked, gold, 10),
     }
+
+
+def ids_in_context(context: str) -> set[str]:
+    """The ids of the memories whose lines an assembled context holds (warnings' ids are not memories)."""
+    return set(_CONTEXT_ITEM.findall(context))
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def context_recall(context: str, gold: Iterable[str], texts: Mapping[str, str]) -> float:
+    """|gold present in ``context``| / |gold|, the R@k of the assembled context; 0 for an empty gold set.
+
+    A gold turn is present when a line of the context is that turn's own (its id opens the line); a
+    derived record that only cites it does not count. A context that carries no ids at all is searched
+    for the turn's text (``texts``: message id -> text), whitespace folded.
+    """
+    wanted = set(gold)
+    if not wanted:
+        return 0.0
+    ids = ids_in_context(context)
+    if ids:
+        found = wanted & ids
+    else:
+        flat = _flat(context)
+        found = {turn for turn in wanted if _flat(texts.get(turn, "")) and _flat(texts[turn]) in flat}
+    return len(found) / len(wanted)
+
+
+@dataclass
+class ContextTally:
+    """Running sums of per-query context recall at each budget, counted as :class:`Tally` counts R@k."""
+
+    sums: dict[int, float] = field(default_factory=lambda: dict.fromkeys(CONTEXT_BUDGETS, 0.0))
+    count: int = 0
+
+    def add(self, category: str, scores: Mapping[int, float]) -> None:
+        """Count one query's context recall per budget; excluded categories are left out, as in overall."""
+        if category in EXCLUDED_FROM_OVERALL:
+            return
+        for budget, value in scores.items():
+            self.sums[budget] = self.sums.get(budget, 0.0) + value
+        self.count += 1
+
+    def overall(self) -> dict[str, float]:
+        """Mean context recall per budget (keys: the budget as a string; 0 when no query was counted)."""
+        return {str(budget): total / self.count if self.count else 0.0 for budget, total in self.sums.items()}
 
 
 @dataclass

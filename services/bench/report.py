@@ -8,7 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hindsight.bench.metrics import EXCLUDED_FROM_OVERALL, METRIC_NAMES, Tally, percentile, rank_summary
+from hindsight.bench.metrics import (
+    CONTEXT_BUDGETS,
+    EXCLUDED_FROM_OVERALL,
+    METRIC_NAMES,
+    ContextTally,
+    Tally,
+    percentile,
+    rank_summary,
+)
 
 RANK_DEPTH = 10
 """First-gold ranks are read in the top 10 a recall returns."""
@@ -38,6 +46,10 @@ class FileResult:
     first_gold: list[int | None] = field(default_factory=list)
     """Per query counted in overall: rank of the first gold message in Hindsight's list (None: not there)."""
     bm25_first_gold: list[int | None] = field(default_factory=list)
+    context: ContextTally = field(default_factory=ContextTally)
+    """Per budget, the share of gold evidence in the context the edge assembled (queries as in overall)."""
+    context_recalls_differing: int = 0
+    """Recalls asked again for a smaller budget's context whose ranked ids differed from the scored one."""
 
     def note_query(self, category: str, source: str, ours: int | None, bm25: int | None) -> None:
         """Count where the query's time came from and (outside excluded categories) its first-gold ranks."""
@@ -84,6 +96,8 @@ class FileResult:
             "overall_queries": self.hindsight.overall_count,
             "overall": _rounded(self.hindsight.overall()),
             "bm25": _rounded(self.bm25.overall()),
+            "context_recall": _rounded(self.context.overall()),
+            "context_recalls_differing": self.context_recalls_differing,
             "by_category": by_category,
             "retain_per_s": round(self.retain_per_s, 1),
             "retain_seconds": round(self.retain_seconds, 2),
@@ -136,16 +150,20 @@ def _provenance_line(result: FileResult) -> str:
 def markdown(results: list[FileResult]) -> str:
     """A summary table (one row per file) and a per-category table per file."""
     lines = [
-        "| file | queries | R@5 | R@10 | NDCG@10 | BM25 R@5 | BM25 R@10 | BM25 NDCG@10 "
-        "| retain msg/s | recall p50 / p95 / p99 ms | peak RSS MB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| file | queries | R@5 | R@10 | NDCG@10 | "
+        + " | ".join(f"context@{budget}" for budget in CONTEXT_BUDGETS)
+        + " | BM25 R@5 | BM25 R@10 | BM25 NDCG@10 | retain msg/s | recall p50 / p95 / p99 ms | peak RSS MB |",
+        "|---|---|---|---|---|" + "---|" * len(CONTEXT_BUDGETS) + "---|---|---|---|---|---|",
     ]
     for result in results:
         ours, base, lat = result.hindsight.overall(), result.bm25.overall(), result.latency()
+        context = result.context.overall()
         rss = f"{result.peak_rss_mb:.0f}" if result.peak_rss_mb is not None else "n/a"
         lines.append(
             f"| {result.name} | {result.hindsight.overall_count} "
             + " ".join(f"| {_cell(ours[m])}" for m in METRIC_NAMES)
+            + " "
+            + " ".join(f"| {_cell(context[str(budget)])}" for budget in CONTEXT_BUDGETS)
             + " "
             + " ".join(f"| {_cell(base[m])}" for m in METRIC_NAMES)
             + f" | {result.retain_per_s:.0f} "

@@ -4,8 +4,10 @@ For every namespace of every file: a fresh bank; retain each message (id, speake
 through the real edge (gRPC ``MemoryService`` or MCP), then ask each query through recall, at the time it
 is asked in the data (:func:`~hindsight.bench.datasets.asked_at`), and score the returned source
 message ids with the metric of ``shared/bench/README.md``. The BM25 baseline that
-README defines is computed on the same messages and queries. Also measured: retain throughput, recall
-latency (p50/p95/p99 as the client sees it) and the peak RSS of the mesh's processes.
+README defines is computed on the same messages and queries. Also measured: the share of the gold turns
+whose own lines are in the context the edge assembles at 500, 1,000 and 2,000 tokens (averaged as R@k is),
+retain throughput, recall latency (p50/p95/p99 as the client sees it) and the peak RSS of the mesh's
+processes.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported in run(): building the command line stays fast
-    from hindsight.bench.datasets import Dataset, Namespace
+    from hindsight.bench.datasets import Dataset, Namespace, Query
     from hindsight.bench.mesh_process import PeakMemory
     from hindsight.bench.report import FileResult
     from hindsight.bench.transports import Transport
@@ -150,6 +153,16 @@ class Options:
     """Bearer token presented to the edge."""
 
 
+@dataclass
+class _Asked:
+    """A query as it was asked for its ranking, and the context the edge assembled for it per budget."""
+
+    query: Query
+    now: datetime | None
+    ranked: list[str]
+    contexts: dict[int, str]
+
+
 async def run_namespace(
     transport: Transport,
     bank_id: str,
@@ -161,7 +174,7 @@ async def run_namespace(
     """Retain the namespace's messages, ask its queries, and score Hindsight and BM25 into ``result``."""
     from hindsight.bench.bm25 import Bm25Index
     from hindsight.bench.datasets import QUERY_TIME_FROM_CLOCK, asked_at
-    from hindsight.bench.metrics import first_gold_rank
+    from hindsight.bench.metrics import CONTEXT_BUDGETS, context_recall, first_gold_rank, ids_in_context
 
     retain_bar, recall_bar = bars
     started = time.perf_counter()
@@ -170,17 +183,21 @@ async def run_namespace(
         retain_bar.update(len(batch))
     result.retain_seconds += time.perf_counter() - started
     bm25 = Bm25Index(namespace.messages)
+    texts = {message.id: message.text for message in namespace.messages}
+    widest = max(CONTEXT_BUDGETS)
+    asked_queries: list[_Asked] = []
     for query in namespace.queries:
         now, source = asked_at(query, namespace)
         if options.query_time == "clock":
             now, source = None, QUERY_TIME_FROM_CLOCK
         asked = time.perf_counter()
-        recalled = await transport.recall(bank_id, query.text, TOP_K, options.layers, now)
+        recalled = await transport.recall(bank_id, query.text, TOP_K, options.layers, now, widest)
         result.recall_ms.append((time.perf_counter() - asked) * 1000)
         result.partial += recalled.partial
         for layer, elapsed in recalled.layer_ms.items():
             result.layer_ms.setdefault(layer, []).append(elapsed)
         ranked = recalled.ids
+        asked_queries.append(_Asked(query, now, ranked, {widest: recalled.context}))
         baseline = bm25.rank(query.text, TOP_K)
         ours = result.hindsight.add(query.category, ranked, query.gold)
         result.bm25.add(query.category, baseline, query.gold)
@@ -202,6 +219,23 @@ async def run_namespace(
                 }
             )
         recall_bar.update(1)
+    # The context at the smaller budgets, asked after every ranked recall of the bank: no recall made only
+    # for its context comes before a recall whose ranking is scored.
+    first_detail = len(result.details) - len(asked_queries)
+    for index, item in enumerate(asked_queries):
+        for budget in CONTEXT_BUDGETS:
+            if budget not in item.contexts:
+                again = await transport.recall(
+                    bank_id, item.query.text, TOP_K, options.layers, item.now, budget
+                )
+                item.contexts[budget] = again.context
+                result.context_recalls_differing += again.ids != item.ranked
+        scores = {b: context_recall(item.contexts[b], item.query.gold, texts) for b in CONTEXT_BUDGETS}
+        result.context.add(item.query.category, scores)
+        if options.details:
+            row = result.details[first_detail + index]
+            row["context_recall"] = {str(b): round(value, 4) for b, value in scores.items()}
+            row["context_ids"] = {str(b): sorted(ids_in_context(item.contexts[b])) for b in CONTEXT_BUDGETS}
 
 
 async def run_dataset(

@@ -32,6 +32,8 @@ class Recalled:
     scored: list[tuple[float, list[str]]] = field(default_factory=list)
     """Each recalled memory's relevance and the source ids it stands for, in rank order (for studying
     the relevance floor: what a higher floor or support level would have cut)."""
+    context: str = ""
+    """The context the edge assembled from the recall, within the token budget asked for."""
 
 
 class Transport(Protocol):
@@ -42,9 +44,16 @@ class Transport(Protocol):
         ...
 
     async def recall(
-        self, bank_id: str, query: str, top_k: int, layers: Sequence[str] = (), now: datetime | None = None
+        self,
+        bank_id: str,
+        query: str,
+        top_k: int,
+        layers: Sequence[str] = (),
+        now: datetime | None = None,
+        token_budget: int = 0,
     ) -> Recalled:
-        """Source message ids of the recalled memories (asking only ``layers``, if given) as of ``now``."""
+        """Source message ids of the recalled memories (asking only ``layers``, if given) as of ``now``, and
+        the context assembled within ``token_budget`` tokens (0: the edge's default)."""
         ...
 
 
@@ -89,10 +98,22 @@ class GrpcTransport:
             raise RuntimeError(f"bank {bank_id}: the edge stored turns without indexing them")
 
     async def recall(
-        self, bank_id: str, query: str, top_k: int, layers: Sequence[str] = (), now: datetime | None = None
+        self,
+        bank_id: str,
+        query: str,
+        top_k: int,
+        layers: Sequence[str] = (),
+        now: datetime | None = None,
+        token_budget: int = 0,
     ) -> Recalled:
         reply = await self._client.recall(
-            bank_id, query, top_k=top_k, layers=layers, reference_time=now, timeout=RECALL_TIMEOUT
+            bank_id,
+            query,
+            top_k=top_k,
+            layers=layers,
+            reference_time=now,
+            token_budget=token_budget,
+            timeout=RECALL_TIMEOUT,
         )
         ids = dedupe(rid for m in reply.memories for rid in source_ids(m.id, m.meta.source_turn_ids))
         layer_ms = {
@@ -100,7 +121,7 @@ class GrpcTransport:
             for report in reply.layer_reports
         }
         scored = [(float(m.score), source_ids(m.id, m.meta.source_turn_ids)) for m in reply.memories]
-        return Recalled(ids, reply.partial, layer_ms, scored)
+        return Recalled(ids, reply.partial, layer_ms, scored, reply.context)
 
 
 class McpTransport:
@@ -132,9 +153,17 @@ class McpTransport:
                 raise RuntimeError(f"bank {bank_id}: the edge stored turns without indexing them")
 
     async def recall(
-        self, bank_id: str, query: str, top_k: int, layers: Sequence[str] = (), now: datetime | None = None
+        self,
+        bank_id: str,
+        query: str,
+        top_k: int,
+        layers: Sequence[str] = (),
+        now: datetime | None = None,
+        token_budget: int = 0,
     ) -> Recalled:
         arguments: dict[str, Any] = {"bank": bank_id, "query": query, "top_k": top_k}
+        if token_budget:
+            arguments["token_budget"] = token_budget
         if layers:
             arguments["layers"] = list(layers)
         if now is not None:
@@ -145,7 +174,8 @@ class McpTransport:
         layer_ms = {str(item["layer"]): float(item["elapsed_ms"]) for item in reply.get("layers", [])}
         scores = [float(m.get("score", 0.0)) for m in reply.get("memories", [])]
         scored = [(score, source_ids(*item)) for score, item in zip(scores, cited, strict=True)]
-        return Recalled(ids, bool(reply.get("partial")), layer_ms, scored)
+        context = str(reply.get("context", ""))
+        return Recalled(ids, bool(reply.get("partial")), layer_ms, scored, context)
 
 
 @contextlib.asynccontextmanager

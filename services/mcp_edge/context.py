@@ -1,8 +1,10 @@
 """Context assembly: the recalled memories that fit a token budget, as text an agent can put in its prompt.
 
 Lessons come first under their own marker, so the agent reads what it learned last time before acting;
-then the current conversation, facts and related memories, and earlier conversations. Every item carries
-its id, layer, time, source and score, so an agent can cite it and explain a decision.
+then the current conversation, facts and related memories, and earlier conversations. Every item is one
+compact line: its id and time (and its source when not the user, its kind when derived), then who said
+what, so an agent can cite it; a small budget is spent on memories, not on what the section marker or the
+line's place already says (layer, rank). Each record and each thing said is shown once (:func:`distinct`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from hindsight.mcp_edge.domain import AssembledContext, LayerName, RecalledMemory, RecallWarning
+from hindsight.runtime.records import Source
 from hindsight.runtime.token_counts import ScriptEstimate
 
 SECTIONS: tuple[tuple[LayerName, str], ...] = (
@@ -22,6 +25,8 @@ SECTIONS: tuple[tuple[LayerName, str], ...] = (
 """Sections in the order they appear, each with its marker."""
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
+_OWN_LINES = frozenset({"turn", "lesson"})
+"""Kinds a context shows as themselves: what someone said, what was learned; others are derived."""
 _counter = ScriptEstimate()
 
 
@@ -35,18 +40,31 @@ def section_of(memory: RecalledMemory) -> LayerName:
     return LayerName.REFLECT if memory.kind == "lesson" else memory.layer
 
 
+def moment_of(memory: RecalledMemory) -> str:
+    """When a memory was said, as a context line shows it (UTC, to the minute); empty when not known."""
+    return memory.meta.time.strftime("%Y-%m-%d %H:%MZ") if memory.meta.time else ""
+
+
 def render_item(memory: RecalledMemory, show_bank: bool = False) -> str:
-    """One context line: the citation header (with the bank in a recall over several), then who said what."""
-    moment = memory.meta.time.strftime("%Y-%m-%dT%H:%MZ") if memory.meta.time else "unknown"
-    bank = f" bank={memory.bank_id}" if show_bank else ""
-    header = (
-        f"[id={memory.id}{bank} layer={memory.layer.value} time={moment} "
-        f"source={memory.meta.source.value} score={memory.score:.3f}]"
-    )
-    if memory.kind not in {"turn", "lesson"}:
-        header = header[:-1] + f" kind={memory.kind}]"
+    """One compact context line: the citation header, then who said what.
+
+    The header holds what an agent needs to cite and weigh the memory and nothing it already has: the id,
+    the bank (in a recall over several), the time, the source when it is not the user, the kind when it is
+    not a turn or a lesson, and any correction, validity note or caution. The layer is the section's
+    marker; the rank is the line's place (the score is on the recalled memory).
+    """
+    parts = [f"id={memory.id}"]
+    if show_bank:
+        parts.append(f"bank={memory.bank_id}")
+    if moment := moment_of(memory):
+        parts.append(moment)
+    if memory.meta.source is not Source.USER:
+        parts.append(f"source={memory.meta.source.value}")
+    if memory.kind not in _OWN_LINES:
+        parts.append(f"kind={memory.kind}")
     if memory.superseded_by:  # corrected later: the agent must not take it for the current value
-        header = header[:-1] + f" superseded_by={memory.superseded_by}]"
+        parts.append(f"superseded_by={memory.superseded_by}")
+    header = "[" + " ".join(parts) + "]"
     if memory.outdated:  # did not hold at the moment asked about (:mod:`.validity`)
         header += f" [{memory.outdated}]"
     if memory.flags:  # the agent reading only the context sees why to be careful
@@ -55,6 +73,39 @@ def render_item(memory: RecalledMemory, show_bank: bool = False) -> str:
         )
     body = " ".join(memory.text.split())
     return f"- {header} {memory.speaker}: {body}" if memory.speaker else f"- {header} {body}"
+
+
+def _words(memory: RecalledMemory) -> tuple[str, str]:
+    return memory.bank_id, " ".join(memory.text.split()).casefold()
+
+
+def distinct(memories: Sequence[RecalledMemory]) -> list[int]:
+    """Indexes of the memories a context shows: each record once, and each thing said once.
+
+    A record that comes back twice (the same id in the same bank) is shown once, the first (best ranked)
+    copy; so is a turn retained twice (same speaker, words and time). A derived record (a fact, a
+    preference, ...) that repeats a turn or lesson of the recall word for word is left to it (the turn
+    says who and when); of two derived records with the same words the first stays. Two turns with the
+    same words said at different times are two things said, and both stay.
+    """
+    said_by_turns = {_words(m) for m in memories if m.kind in _OWN_LINES}
+    seen: set[tuple[str, ...]] = set()
+    kept: list[int] = []
+    for index, memory in enumerate(memories):
+        words = _words(memory)
+        key: tuple[str, ...]
+        if memory.kind in _OWN_LINES:
+            key = (memory.bank_id, memory.kind, memory.speaker, words[1], moment_of(memory))
+        elif words in said_by_turns:
+            continue
+        else:
+            key = (memory.bank_id, "derived", words[1])
+        record = (memory.bank_id, "id", memory.id)
+        if record in seen or key in seen:
+            continue
+        seen.update((record, key))
+        kept.append(index)
+    return kept
 
 
 def _priority(order: str, rank: int, memory: RecalledMemory) -> tuple[float, int]:
@@ -154,7 +205,8 @@ def assemble(
     used = 0
     chosen: dict[tuple[str, LayerName], list[tuple[int, RecalledMemory]]] = {}
     opened: set[str] = set()
-    ranked = sorted(enumerate(memories), key=lambda pair: _priority(order, *pair))
+    shown = distinct(memories)
+    ranked = sorted(((rank, memories[rank]) for rank in shown), key=lambda pair: _priority(order, *pair))
     for rank, memory in ranked:
         part = memory.bank_id if grouped else ""
         key = (part, section_of(memory))

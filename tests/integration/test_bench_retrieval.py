@@ -118,6 +118,13 @@ async def test_every_namespace_gets_a_fresh_bank_and_every_query_is_scored(
     # Banks are isolated: a namespace's recall never returns another namespace's messages.
     assert set(by_query["q4"]["hindsight"]) <= {"c1", "c2", "c3"}
     assert set(by_query["q1"]["hindsight"]) <= {p[0] for p in PETS}
+    # The context the edge assembled, at each budget, holds the top gold turn's own line.
+    assert result.context.count == 3  # the queries of overall: adversarial left out, as R@k does
+    assert by_query["q1"]["context_recall"] == {"500": 1.0, "1000": 1.0, "2000": 1.0}
+    assert "p4" in by_query["q1"]["context_ids"]["500"]
+    contexts = result.context.overall()
+    assert 0 < contexts["500"] <= contexts["1000"] <= contexts["2000"] <= 1
+    assert result.context_recalls_differing == 0
     assert result.hindsight.overall()["R@10"] == 1.0
     assert result.bm25.overall()["R@10"] == 1.0
     assert len(result.recall_ms) == 4 and result.retain_per_s > 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 
 from hindsight.mcp_edge.context import SECTIONS, assemble, count_tokens, render_item
@@ -27,10 +28,15 @@ MEMORIES = [
 ]
 
 
-def test_every_item_carries_its_id_layer_time_source_and_score() -> None:
-    line = render_item(MEMORIES[0])
-    assert line.startswith("- [id=e1 layer=episodic time=2025-05-03T12:00Z source=user score=0.900]")
-    assert line.endswith("Ann: memory e1 text")
+def test_every_item_is_one_compact_line_with_its_id_time_and_speaker() -> None:
+    assert render_item(MEMORIES[0]) == "- [id=e1 2025-05-03 12:00Z] Ann: memory e1 text"
+    # the layer is the section's marker and the rank the line's place: neither is repeated on the line
+    assert "layer=" not in render_item(MEMORIES[0]) and "score=" not in render_item(MEMORIES[0])
+
+
+def test_a_source_other_than_the_user_is_named_and_an_unknown_time_is_left_out() -> None:
+    told = dataclasses.replace(MEMORIES[0], meta=RecordMeta(source=Source.TOOL))
+    assert render_item(told) == "- [id=e1 source=tool] Ann: memory e1 text"
 
 
 def test_lessons_come_first_and_each_layer_sits_under_its_own_marker() -> None:
@@ -38,7 +44,9 @@ def test_lessons_come_first_and_each_layer_sits_under_its_own_marker() -> None:
     markers = [marker for _, marker in SECTIONS]
     positions = [context.text.index(marker) for marker in markers]
     assert positions == sorted(positions)
-    assert context.text.startswith("## Lessons from past work\n- [id=l1 layer=reflect")
+    assert context.text.startswith(
+        "## Lessons from past work\n- [id=l1 2025-05-02 12:00Z] Ann: memory l1 text"
+    )
     assert context.ids == ("l1", "w1", "s1", "e1", "e2")
     assert context.tokens == count_tokens(context.text)
 
@@ -76,3 +84,18 @@ def test_records_of_new_kinds_say_their_kind() -> None:
     fact = _m("f1", LayerName.SEMANTIC, 1, kind="fact")
     assert "kind=fact]" in render_item(fact)
     assert "kind=" not in render_item(MEMORIES[0])
+
+
+def test_a_memory_is_shown_once_and_the_best_ranked_copy_stays() -> None:
+    turn = MEMORIES[0]
+    again = dataclasses.replace(turn, layers=(LayerName.SEMANTIC,), score=0.3)  # the same record twice
+    retained_twice = dataclasses.replace(turn, id="e1b")  # same speaker, words and time
+    restated = dataclasses.replace(turn, id="f1", kind="fact", speaker="")  # a fact repeating the turn
+    said_later = _m("e9", LayerName.EPISODIC, 9)
+    said_later = dataclasses.replace(said_later, text=turn.text)  # the same words on another day
+    context = assemble([restated, turn, again, retained_twice, said_later], budget=10_000)
+    assert context.ids == ("e1", "e9")  # the turn, not the fact ranked above it that repeats it
+    assert context.text.count("memory e1 text") == 2
+    # what a duplicate would have cost leaves room for the next memory at a small budget
+    budget = count_tokens("## Earlier conversations") + 2 + 2 * (count_tokens(render_item(turn)) + 1)
+    assert assemble([turn, retained_twice, said_later], budget).ids == ("e1", "e9")
