@@ -38,7 +38,9 @@ from hindsight.mcp_edge.authority import (
     unsupported_agent,
 )
 from hindsight.mcp_edge.domain import Flag, RecalledMemory
-from hindsight.mcp_edge.screening import QUARANTINE, Finding, answer_rules, instruction_cues
+from hindsight.mcp_edge.screen_answer_rules import answer_rules
+from hindsight.mcp_edge.screen_findings import QUARANTINE, Finding
+from hindsight.mcp_edge.screen_instructions import instruction_cues
 from hindsight.runtime.modality import why_not_current
 from hindsight.runtime.records import Source, Trust
 from hindsight.runtime.statements import (

@@ -17,7 +17,8 @@ from hindsight.contracts.common.v1 import common_pb2
 from hindsight.mcp_edge.audit import AuditQueue, entry
 from hindsight.mcp_edge.domain import Screened
 from hindsight.mcp_edge.ratelimit import Limit, WriteLimiter
-from hindsight.mcp_edge.screening import QUARANTINE, REFUSE, ScreeningPolicy, ScreenResult, screen
+from hindsight.mcp_edge.screen_findings import QUARANTINE, REFUSE, ScreeningPolicy, ScreenResult
+from hindsight.mcp_edge.screening import screen
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.errors import InvalidArgument, ResourceExhausted
 from hindsight.runtime.records import Source, Turn

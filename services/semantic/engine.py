@@ -348,16 +348,36 @@ class SemanticEngine:
         if not items:
             return
         known = await self.store.get(bank_id, [item.record.id for item in items])
-        fresh = [item for item in items if item.record.id not in known]
         writing = {i for i, held in batch.records.items() if held.record.kind is RecordKind.TURN}
         reinstated = await reinstated_on_write(
             self.store, bank_id, [held.record for held in known.values()], writing
         )
-        # Facts with a subject are compared with that subject's current facts, read in one filtered call
-        # (which also gives the values they may contradict); others by a nearest-neighbour query each.
+        about, nearest = await self._compared_with(bank_id, items, known)
+        current = self._single_values(about)
+        for item in sorted(
+            items, key=lambda i: i.record.valid_from or i.record.meta.time or datetime.min.replace(tzinfo=UTC)
+        ):
+            key = (key_of(item.record.subject), item.record.attribute)
+            if item.record.id in known:
+                contested = self._written_again(item, known, reinstated, current, key, batch)
+            else:
+                contested = await self._written_first(item, about, nearest, current, key, batch)
+            if contested is not None:
+                record, old = contested
+                stored = record.id in known
+                await self._settle_conflict(
+                    bank_id, record, item.vector, old, current, key, batch, versions, stored
+                )
+
+    async def _compared_with(
+        self, bank_id: str, items: Sequence[EmbeddedRecord], known: dict[str, EmbeddedRecord]
+    ) -> tuple[list[EmbeddedRecord], dict[str, SemanticRecord | None]]:
+        """What the records are compared with: facts with a subject with that subject's current facts, read
+        in one filtered call (which also gives the values they may contradict); others not stored yet by a
+        nearest-neighbour query each."""
         subjects = sorted({key_of(item.record.subject) for item in items if item.record.subject})
         about = await self.store.current_about(bank_id, subjects) if subjects else []
-        loose = [item for item in fresh if not item.record.subject]
+        loose = [item for item in items if item.record.id not in known and not item.record.subject]
         nearest = dict(
             zip(
                 (item.record.id for item in loose),
@@ -365,69 +385,110 @@ class SemanticEngine:
                 strict=True,
             )
         )
+        return about, nearest
+
+    @staticmethod
+    def _single_values(about: Sequence[EmbeddedRecord]) -> dict[tuple[str, str], list[SemanticRecord]]:
+        """The current records of each (subject, single-valued attribute): what a new value contradicts."""
         current: dict[tuple[str, str], list[SemanticRecord]] = {}
         for held in about:
             record = held.record
             if record.attribute and not is_multi_valued(record.attribute):
                 current.setdefault((key_of(record.subject), record.attribute), []).append(record)
-        for item in sorted(
-            items, key=lambda i: i.record.valid_from or i.record.meta.time or datetime.min.replace(tzinfo=UTC)
-        ):
-            record, vector = item.record, item.vector
-            key = (key_of(record.subject), record.attribute)
-            if record.id in known:  # written again by id: its text, the validity and merges learned since
-                record = merge_into(known[record.id].record, record, self.defences)
-                if record.id in reinstated:  # its successor is gone and a live turn states it again
-                    record = replace(record, valid_to=None, superseded_by="")
-                old = rival(current, key, record) if record.current else None
-                if old is None:  # settled already (a retry whose first try stopped early settles here)
-                    batch.put(record, vector)
-                    continue
+        return current
+
+    def _written_again(
+        self,
+        item: EmbeddedRecord,
+        known: dict[str, EmbeddedRecord],
+        reinstated: set[str],
+        current: dict[tuple[str, str], list[SemanticRecord]],
+        key: tuple[str, str],
+        batch: _Batch,
+    ) -> tuple[SemanticRecord, SemanticRecord] | None:
+        """A record written again by id, with its text, the validity and merges learned since: put in the
+        batch, or with the current value it contradicts, to settle."""
+        record = merge_into(known[item.record.id].record, item.record, self.defences)
+        if record.id in reinstated:  # its successor is gone and a live turn states it again
+            record = replace(record, valid_to=None, superseded_by="")
+        old = rival(current, key, record) if record.current else None
+        if old is None:  # settled already (a retry whose first try stopped early settles here)
+            batch.put(record, item.vector)
+            return None
+        return record, old
+
+    async def _written_first(
+        self,
+        item: EmbeddedRecord,
+        about: Sequence[EmbeddedRecord],
+        nearest: dict[str, SemanticRecord | None],
+        current: dict[tuple[str, str], list[SemanticRecord]],
+        key: tuple[str, str],
+        batch: _Batch,
+    ) -> tuple[SemanticRecord, SemanticRecord] | None:
+        """A record not stored before: merged into its near-duplicate (of this write or stored), or put in
+        the batch as a value of its attribute, or with the current value it contradicts, to settle. A
+        tentative fact contradicts nothing."""
+        record = item.record
+        pool = [held for held in about if held.record.id not in batch.records]
+        twin = await self._twin(item, [*pool, *batch.records.values()]) or nearest.get(record.id)
+        if twin is not None:
+            base = batch.records[twin.id].record if twin.id in batch.records else twin
+            batch.put(merge_into(base, record, self.defences), item.vector)
+            return None
+        record = replace(record, valid_from=record.valid_from or record.meta.time or self.clock())
+        tentative = record.id in batch.tentative
+        old = None if tentative else rival(current, key, record)
+        if old is None:
+            batch.put(record, item.vector)
+            if (
+                not tentative
+                and record.subject
+                and record.attribute
+                and not is_multi_valued(record.attribute)
+            ):
+                current.setdefault(key, []).append(record)
+            return None
+        return record, old
+
+    async def _settle_conflict(
+        self,
+        bank_id: str,
+        record: SemanticRecord,
+        vector: list[float],
+        old: SemanticRecord,
+        current: dict[tuple[str, str], list[SemanticRecord]],
+        key: tuple[str, str],
+        batch: _Batch,
+        versions: dict[str, frozenset[str]],
+        stored: bool,
+    ) -> None:
+        """``record`` against the current value it contradicts (:func:`.settlement.settle`): it supersedes
+        it, becomes history before the value that followed it, or both go to the review queue (``stored``:
+        a record written as current by a write that stopped is kept as it was)."""
+        outcome, reason = settle(record, old, self.defences, is_version_of(record, old, versions))
+        if outcome is Outcome.SUPERSEDE:
+            until = record.valid_from or self.clock()
+            if old.id in batch.records:
+                held = batch.records[old.id]
+                batch.put(replace(held.record, valid_to=until, superseded_by=record.id), held.vector)
             else:
-                pool = [held for held in about if held.record.id not in batch.records]
-                twin = await self._twin(item, [*pool, *batch.records.values()]) or nearest.get(record.id)
-                if twin is not None:
-                    base = batch.records[twin.id].record if twin.id in batch.records else twin
-                    batch.put(merge_into(base, record, self.defences), vector)
-                    continue
-                record = replace(record, valid_from=record.valid_from or record.meta.time or self.clock())
-                tentative = record.id in batch.tentative
-                old = None if tentative else rival(current, key, record)
-                if old is None:
-                    batch.put(record, vector)
-                    if (
-                        not tentative
-                        and record.subject
-                        and record.attribute
-                        and not is_multi_valued(record.attribute)
-                    ):
-                        current.setdefault(key, []).append(record)
-                    continue
-            outcome, reason = settle(record, old, self.defences, is_version_of(record, old, versions))
-            if outcome is Outcome.SUPERSEDE:
-                until = record.valid_from or self.clock()
-                if old.id in batch.records:
-                    held = batch.records[old.id]
-                    batch.put(replace(held.record, valid_to=until, superseded_by=record.id), held.vector)
-                else:
-                    batch.superseded.append((old.id, until, record.id))
-                record = replace(record, supersedes=tuple(dict.fromkeys((old.id, *old.supersedes))))
+                batch.superseded.append((old.id, until, record.id))
+            record = replace(record, supersedes=tuple(dict.fromkeys((old.id, *old.supersedes))))
+            batch.put(record, vector)
+            current[key] = [r for r in current.get(key, []) if r.id not in {old.id, record.id}] + [record]
+        elif outcome is Outcome.HISTORY:
+            successor = await self._successor(bank_id, record, old, batch)
+            batch.put(
+                replace(record, valid_to=successor.valid_from or self.clock(), superseded_by=successor.id),
+                vector,
+            )
+        else:
+            batch.reviews.append(
+                ReviewItem(content_id(bank_id, record.id, old.id), record, old, reason, self.clock())
+            )
+            if stored:  # was written as current by a write that stopped: keep it as it was
                 batch.put(record, vector)
-                current[key] = [r for r in current.get(key, []) if r.id not in {old.id, record.id}] + [record]
-            elif outcome is Outcome.HISTORY:
-                successor = await self._successor(bank_id, record, old, batch)
-                batch.put(
-                    replace(
-                        record, valid_to=successor.valid_from or self.clock(), superseded_by=successor.id
-                    ),
-                    vector,
-                )
-            else:
-                batch.reviews.append(
-                    ReviewItem(content_id(bank_id, record.id, old.id), record, old, reason, self.clock())
-                )
-                if record.id in known:  # was written as current by a write that stopped: keep it as it was
-                    batch.put(record, vector)
 
     async def _successor(
         self, bank_id: str, record: SemanticRecord, current: SemanticRecord, batch: _Batch

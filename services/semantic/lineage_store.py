@@ -218,18 +218,13 @@ class QdrantSemanticStore(QdrantVectorStore):
         """A filtered scroll of both tiers (turn records die by their own id only)."""
         if not turn_ids:
             return []
-        selector = models.Filter(
-            must=[of_bank(bank_id)],
-            must_not=[field_is("kind", RecordKind.TURN.value)],
-            should=[field_in("lineage", turn_ids), field_in("source_turn_ids", turn_ids)],
+        return await self._records_where(
+            models.Filter(
+                must=[of_bank(bank_id)],
+                must_not=[field_is("kind", RecordKind.TURN.value)],
+                should=[field_in("lineage", turn_ids), field_in("source_turn_ids", turn_ids)],
+            )
         )
-        found: dict[str, SemanticRecord] = {}
-        with qdrant_errors(self._target):
-            for collection, cold in ((self.cold, True), (self.collection, False)):
-                for point in await self._scroll(collection, selector):
-                    record = from_payload(point.payload or {}, cold)
-                    found[record.id] = record
-        return list(found.values())
 
     async def set_sources(self, bank_id: str, record: SemanticRecord) -> None:
         """Payload-only update of ``lineage`` and ``source_turn_ids`` in both tiers."""
@@ -247,7 +242,13 @@ class QdrantSemanticStore(QdrantVectorStore):
         """A filtered scroll of both tiers by ``superseded_by``."""
         if not ids:
             return []
-        selector = models.Filter(must=[of_bank(bank_id), field_in("superseded_by", list(dict.fromkeys(ids)))])
+        return await self._records_where(
+            models.Filter(must=[of_bank(bank_id), field_in("superseded_by", list(dict.fromkeys(ids)))])
+        )
+
+    async def _records_where(self, selector: models.Filter) -> list[SemanticRecord]:
+        """The records ``selector`` picks in either tier, one per id: the cold tier is read first, so a record
+        found in both tiers is read from the hot one (as :meth:`get` reads it)."""
         found: dict[str, SemanticRecord] = {}
         with qdrant_errors(self._target):
             for collection, cold in ((self.cold, True), (self.collection, False)):

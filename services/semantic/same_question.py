@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from hindsight.semantic.value_spans import (
@@ -350,10 +350,36 @@ def _quantity(segment: list[Token]) -> str:
     return ""
 
 
-def _compare(old: list[Token], new: list[Token]) -> Match | None:
-    """The two clauses' alignment read as frame and values (see the module docstring)."""
-    if not old or not new:
-        return None
+@dataclass(frozen=True)
+class _Frame:
+    """What two clauses share (the question) and how they differ (their alignment's opcodes)."""
+
+    shared: list[Token]
+    weight: float
+    """The shared content's weight (:func:`_weight`)."""
+    content: float
+    """The same without words that name no subject (:data:`_WEAK`)."""
+    opcodes: list[tuple[str, int, int, int, int]]
+    last_replace: int
+    """The index of the last replaced span in ``opcodes``: a word of the question that comes or goes
+    before it means another question."""
+
+
+@dataclass
+class _Values:
+    """The replaced values read off an alignment, and what weakens the match."""
+
+    replaced: list[tuple[list[Token], list[Token], bool]] = field(default_factory=list)
+    """Each replaced span as (old tokens, new tokens, whether the value is typed)."""
+    verb_anchored: bool = False
+    """A free-text value follows only a shared Chinese verb (:data:`VERB_ANCHOR`)."""
+    trailing_words: float = 0.0
+    """The weight of free text added or dropped after the values: it dilutes the frame."""
+
+
+def _frame(old: list[Token], new: list[Token]) -> _Frame | None:
+    """The clauses aligned token by token, or None when they share too little to ask one question, or
+    nothing of one is replaced by something of the other."""
     matcher = SequenceMatcher(a=[t.key for t in old], b=[t.key for t in new], autojunk=False)
     shared = [old[i] for block in matcher.get_matching_blocks() for i in range(block.a, block.a + block.size)]
     weight = _weight(shared)
@@ -364,11 +390,15 @@ def _compare(old: list[Token], new: list[Token]) -> Match | None:
     last_replace = max((i for i, op in enumerate(opcodes) if op[0] == "replace"), default=-1)
     if last_replace < 0:
         return None  # nothing replaced: an added detail is not a new answer
-    replaced: list[tuple[list[Token], list[Token], bool]] = []
+    return _Frame(shared, weight, content, opcodes, last_replace)
+
+
+def _values(old: list[Token], new: list[Token], frame: _Frame) -> _Values | None:
+    """The differing spans read as values, in order, or None when one of them shows the clauses ask
+    different questions (another owner, a denial, a word of the question changed, another subject)."""
+    values = _Values()
     keyed_by_name = False  # a name replaced before another value: it may name whose value it is
-    verb_anchored = False
-    trailing_words = 0.0
-    for index, (op, a0, a1, b0, b1) in enumerate(opcodes):
+    for index, (op, a0, a1, b0, b1) in enumerate(frame.opcodes):
         if op == "equal":
             continue
         before = [t for t in old[a0:a1] if not t.link]
@@ -389,9 +419,9 @@ def _compare(old: list[Token], new: list[Token]) -> Match | None:
         if op != "replace" or not before or not after:
             if typed:
                 continue  # a value added beside the one replaced ("at 7pm" -> "at 8pm sharp")
-            if index < last_replace:
+            if index < frame.last_replace:
                 return None  # a word of the question came or went before the value: another question
-            trailing_words += _weight(before) + _weight(after)
+            values.trailing_words += _weight(before) + _weight(after)
             continue
         language = _before_language(old, a1) and _before_language(new, b1)  # "日语" -> "法语"
         if not language and (_mixed(before, after, (a0, b0)) or _predicate(before, after)):
@@ -399,49 +429,75 @@ def _compare(old: list[Token], new: list[Token]) -> Match | None:
         typed = typed or language
         both_typed = language or (_typed(before, 0, a0) and _typed(after, 0, b0))
         if not both_typed:
-            anchor = _anchored(old, new, a0, b0, weight, content)
+            anchor = _anchored(old, new, a0, b0, frame.weight, frame.content)
             if not anchor:
                 return None
-            verb_anchored = verb_anchored or anchor == VERB_ANCHOR
+            values.verb_anchored = values.verb_anchored or anchor == VERB_ANCHOR
         if both_typed and _quantity(before) and _quantity(after) and _quantity(before) != _quantity(after):
             return None  # a date against an amount ("每月27号交" / "每月四千二"): two questions
         if keyed_by_name:
             return None  # "the owner for ServiceA is Priya" / "... for ServiceB is Tom": another subject
         keyed_by_name = _name_swap(before, after, (a0, b0)) and _subject_side(old, new, a1, b1)
-        replaced.append((before, after, typed))
+        values.replaced.append((before, after, typed))
+    return values
+
+
+def _free_value(
+    old: list[Token], new: list[Token], shared: list[Token], before: list[Token], after: list[Token]
+) -> bool:
+    """Whether the one untyped replacement reads as a value: not a feeling or a predicate, in a short
+    clause, with enough of a frame to hold it, and short itself."""
+    if max(_weight(old), _weight(new)) > MAX_FREE_CLAUSE:
+        return False
+    if any(_judgement(t) or t.key in _NOT_A_VALUE or t.key in _ANAPHORA for t in (*before, *after)):
+        return False  # a feeling or a judgement describes a moment, it is not a value
+    frame = [t for t in shared if t.key not in _WEAK]
+    least = 2 * ZH_WEIGHT if all(t.chinese for t in frame) else MIN_FREE_FRAME
+    if _owned_attribute(shared):  # "my allergy is to ...": the speaker's own thing names the question
+        least = min(least, 1.0)
+    if _weight(frame) < least:
+        return False  # "I'm working on ..." against "I'm turning ...": no subject to hold a value
+    size = max(len(before), len(after))
+    limit = MAX_FREE_CHARS if all(t.chinese for t in (*before, *after)) else MAX_FREE_WORDS
+    return size <= limit
+
+
+def _strength(frame: _Frame, values: _Values, any_typed: bool) -> float:
+    """How much of the two frames is shared, diluted by trailing free text, less for free-text values, and
+    capped when a value is anchored only by a shared Chinese verb."""
+    purity = frame.weight / (frame.weight + values.trailing_words)
+    size_share = min(1.0, frame.weight / FULL_FRAME)
+    strength = purity * (0.6 + 0.4 * size_share) * (1.0 if any_typed else 0.9)
+    if values.verb_anchored:
+        strength = min(strength, VERB_ANCHORED_STRENGTH)
+    return strength
+
+
+def _compare(old: list[Token], new: list[Token]) -> Match | None:
+    """The two clauses' alignment read as frame and values (see the module docstring)."""
+    if not old or not new:
+        return None
+    frame = _frame(old, new)
+    if frame is None:
+        return None
+    values = _values(old, new, frame)
+    if values is None:
+        return None
+    replaced = values.replaced
     if not replaced or all(_plain(b) == _plain(a) for b, a, _ in replaced):
         return None  # nothing replaced, or the same value written another way ("5th", "5")
     any_typed = any(typed for _, _, typed in replaced)
     untyped = [(b, a) for b, a, typed in replaced if not typed]
     if any_typed and untyped:
         return None  # a word of the question changed with the value: another attribute
-    if not any_typed:
-        if len(untyped) > 1 or max(_weight(old), _weight(new)) > MAX_FREE_CLAUSE:
-            return None
-        before, after = untyped[0]
-        if any(_judgement(t) or t.key in _NOT_A_VALUE or t.key in _ANAPHORA for t in (*before, *after)):
-            return None  # a feeling or a judgement describes a moment, it is not a value
-        frame = [t for t in shared if t.key not in _WEAK]
-        least = 2 * ZH_WEIGHT if all(t.chinese for t in frame) else MIN_FREE_FRAME
-        if _owned_attribute(shared):  # "my allergy is to ...": the speaker's own thing names the question
-            least = min(least, 1.0)
-        if _weight(frame) < least:
-            return None  # "I'm working on ..." against "I'm turning ...": no subject to hold a value
-        size = max(len(before), len(after))
-        limit = MAX_FREE_CHARS if all(t.chinese for t in (*before, *after)) else MAX_FREE_WORDS
-        if size > limit:
-            return None
-    purity = weight / (weight + trailing_words)
-    size_share = min(1.0, weight / FULL_FRAME)
-    strength = purity * (0.6 + 0.4 * size_share) * (1.0 if any_typed else 0.9)
-    if verb_anchored:
-        strength = min(strength, VERB_ANCHORED_STRENGTH)
+    if not any_typed and (len(untyped) > 1 or not _free_value(old, new, frame.shared, *untyped[0])):
+        return None
     return Match(
         old_clause="",
         new_clause="",
         old_values=tuple(_segment_text(b) for b, _, _ in replaced),
         new_values=tuple(_segment_text(a) for _, a, _ in replaced),
-        strength=strength,
+        strength=_strength(frame, values, any_typed),
     )
 
 

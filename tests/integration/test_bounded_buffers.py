@@ -17,8 +17,9 @@ from hindsight.episodic.access import AccessRecorder
 from hindsight.episodic.service import open_service as open_episodic
 from hindsight.episodic.settings import EpisodicSettings
 from hindsight.episodic.store import PostgresEpisodicStore
+from hindsight.mcp_edge.access_notes import MAX_ACCESS_NOTES_IN_FLIGHT
 from hindsight.mcp_edge.domain import LayerName, RecalledMemory
-from hindsight.mcp_edge.engine import MAX_ACCESS_NOTES_IN_FLIGHT, open_engine
+from hindsight.mcp_edge.engine import open_engine
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.embedded import free_ports
 from hindsight.runtime.records import RecordMeta

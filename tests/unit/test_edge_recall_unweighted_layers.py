@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hindsight.mcp_edge.domain import ALL_LAYERS, LayerName
-from hindsight.mcp_edge.engine import unweighed_layers
+from hindsight.mcp_edge.recall_layers import unweighed_layers
 from hindsight.mcp_edge.settings import EdgeSettings
 
 WORKING, EPISODIC = LayerName.WORKING, LayerName.EPISODIC

@@ -5,20 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from hindsight.mcp_edge.screening import (
-    FLAG,
-    QUARANTINE,
-    REDACT,
-    REFUSE,
-    Finding,
-    ScreeningPolicy,
-    answer_rules,
-    instruction_cues,
-    luhn_ok,
-    screen,
-    secrets,
-    tool_imperatives,
-)
+from hindsight.mcp_edge.screen_answer_rules import answer_rules
+from hindsight.mcp_edge.screen_findings import FLAG, QUARANTINE, REDACT, REFUSE, Finding, ScreeningPolicy
+from hindsight.mcp_edge.screen_imperatives import tool_imperatives
+from hindsight.mcp_edge.screen_instructions import instruction_cues
+from hindsight.mcp_edge.screen_secrets import luhn_ok, secrets
+from hindsight.mcp_edge.screening import screen
 from hindsight.runtime.records import Source
 
 POLICY = ScreeningPolicy()
