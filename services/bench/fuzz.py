@@ -20,10 +20,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from google.protobuf.message import Message
     from hypothesis import strategies as st
 
     from hindsight.bench.fuzz_cases import Ids
@@ -410,6 +412,10 @@ def _internal(text: str) -> bool:
     return any(word in lowered for word in INTERNAL_WORDS)
 
 
+def _serialized(method: str, message: Message) -> tuple[str, bytes]:
+    return method, message.SerializeToString()
+
+
 def strategies(target: Target) -> dict[str, st.SearchStrategy[Any]]:
     """The payload strategy of each family, aimed at ``target``'s bank and tools."""
     from hypothesis import strategies as st
@@ -418,8 +424,7 @@ def strategies(target: Target) -> dict[str, st.SearchStrategy[Any]]:
 
     ids = target.ids
     per_method = [
-        messages(descriptor, ids).map(lambda message, method=method: (method, message.SerializeToString()))
-        for method, descriptor in target.methods
+        messages(descriptor, ids).map(partial(_serialized, method)) for method, descriptor in target.methods
     ]
     raw = st.tuples(st.sampled_from([method for method, _ in target.methods]), wire_bytes())
     return {

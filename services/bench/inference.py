@@ -40,7 +40,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from hindsight.contracts.inference.v1.inference_pb2 import VectorEncoding
 
 WORDS = (
     "the a memory agent user session deploy database index vector query fact lesson episode recall "
@@ -197,7 +200,7 @@ def _raw(embed: Any, texts: list[str], batch: int, pool: ThreadPoolExecutor, run
 
 
 async def _service_batch(
-    stub: Any, model: str, texts: list[str], batch: int, encoding: int, latencies: list[float]
+    stub: Any, model: str, texts: list[str], batch: int, encoding: VectorEncoding, latencies: list[float]
 ) -> float:
     from hindsight.contracts.inference.v1 import inference_pb2
     from hindsight.runtime.vectors import reply_vectors
@@ -235,7 +238,7 @@ async def _single_text_callers(
 
 
 async def _service_concurrent(
-    stub: Any, model: str, texts: list[str], callers: int, encoding: int, latencies: list[float]
+    stub: Any, model: str, texts: list[str], callers: int, encoding: VectorEncoding, latencies: list[float]
 ) -> float:
     """``callers`` single-text callers, each text one unary Embed call."""
     from hindsight.contracts.inference.v1 import inference_pb2
@@ -248,7 +251,7 @@ async def _service_concurrent(
 
 
 async def _service_streamed(
-    client: Any, model: str, texts: list[str], callers: int, encoding: int, latencies: list[float]
+    client: Any, model: str, texts: list[str], callers: int, encoding: VectorEncoding, latencies: list[float]
 ) -> float:
     """``callers`` single-text callers sharing one client's EmbedStream, as the layers embed a query."""
     from hindsight.contracts.inference.v1 import inference_pb2
@@ -289,7 +292,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         )
         one_run = load_models(one_run_settings).get(embedder.name)
     texts = make_texts(args.texts)
-    encoding = ENCODINGS[args.encoding]
+    encoding = cast("VectorEncoding", ENCODINGS[args.encoding])  # test_inference_bench checks the values
     pool = ThreadPoolExecutor(max_workers=runs, thread_name_prefix="raw")
     for model in (embedder, one_run):  # warm the raw sessions as the service warms its own
         if model is not None:

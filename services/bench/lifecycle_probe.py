@@ -278,7 +278,9 @@ class Probe:
             if not token:
                 return ids
 
-    async def _recall(self, bank: str, query: str, layers: Iterable[int] = ()) -> memory_pb2.RecallResponse:
+    async def _recall(
+        self, bank: str, query: str, layers: Iterable[memory_pb2.Layer] = ()
+    ) -> memory_pb2.RecallResponse:
         return await self.memory.Recall(
             memory_pb2.RecallRequest(bank_id=bank, query=query, top_k=MEANING_TOP_K, layers=list(layers)),
             metadata=self.agent_metadata,

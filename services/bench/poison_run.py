@@ -159,7 +159,7 @@ async def _attack(
                     landed=len(landed),
                     flagged=len(landed) - len(clean),
                     warnings=len(recall.warnings),
-                    example=(clean or landed or [None])[0],
+                    example=next(iter(clean or landed), None),
                 )
             )
 

@@ -110,12 +110,13 @@ def held_from_pb(message: common_pb2.QuarantinedTurn, field_name: str) -> HeldTu
         raise InvalidArgument(f"{field_name}.turn.id", "is required")
     if message.status not in ("pending", "approved", "rejected"):
         raise InvalidArgument(f"{field_name}.status", "must be pending, approved or rejected")
-    if not message.HasField("quarantined_at"):
+    quarantined_at = from_timestamp(message.quarantined_at)  # None too for a set zero time (1970-01-01)
+    if quarantined_at is None:
         raise InvalidArgument(f"{field_name}.quarantined_at", "is required")
     return HeldTurn(
         turn=Turn.from_pb(message.turn, f"{field_name}.turn"),
         screening=Screening.from_pb(message.screening, f"{field_name}.screening"),
-        quarantined_at=from_timestamp(message.quarantined_at),
+        quarantined_at=quarantined_at,
         status=message.status,
         reviewer=message.reviewer,
         reviewed_at=from_timestamp(message.reviewed_at) if message.HasField("reviewed_at") else None,

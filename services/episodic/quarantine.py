@@ -162,7 +162,7 @@ class ReviewResult:
     outbox_ids: tuple[int, ...] = ()
 
 
-def decision_from_pb(value: int) -> str:
+def decision_from_pb(value: common_pb2.ReviewDecision) -> str:
     """``approve`` or ``reject``; anything else is INVALID_ARGUMENT."""
     if value not in _DECISIONS:
         raise InvalidArgument("decision", "must be REVIEW_DECISION_APPROVE or REVIEW_DECISION_REJECT")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import grpc
 
@@ -95,7 +95,12 @@ class ShareServicer:
     """``ShareRecords``, on the episodic servicer's memory (``_memory``) and audit log (``_audit``)."""
 
     _memory: Any
-    _audit: Audit
+
+    if TYPE_CHECKING:  # the episodic servicer's audit writer (an :class:`Audit`), which this mixin calls
+
+        async def _audit(
+            self, action: str, bank_id: str, reason: str, ids: Sequence[str] = (), **details: Any
+        ) -> None: ...
 
     async def ShareRecords(
         self, request: episodic_pb2.ShareRecordsRequest, context: grpc.aio.ServicerContext

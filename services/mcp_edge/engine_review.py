@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.mcp_edge.engine_base import EngineBase, log
 from hindsight.runtime.interceptors import acting_as, actor_var
@@ -28,7 +29,12 @@ class Review(EngineBase):
         )
 
     async def review_quarantine(
-        self, bank_id: str, turn_ids: Sequence[str], decision: int, reviewer: str, note: str = ""
+        self,
+        bank_id: str,
+        turn_ids: Sequence[str],
+        decision: common_pb2.ReviewDecision,
+        reviewer: str,
+        note: str = "",
     ) -> episodic_pb2.ReviewQuarantinedResponse:
         """Approve (release into memory, indexed) or reject held turns; episodic memory audits each, naming
         ``reviewer`` (the front's authenticated caller, sent as whom the mesh call acts for)."""

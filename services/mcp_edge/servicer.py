@@ -124,7 +124,7 @@ def recall_query_from_request(request: memory_pb2.RecallRequest) -> RecallQuery:
     )
 
 
-def _order(value: int) -> str:
+def _order(value: memory_pb2.ContextOrder) -> str:
     if value not in ORDER_FROM_PB:
         raise InvalidArgument("order", "is not a known context order")
     return ORDER_FROM_PB[value]

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from importlib.abc import Traversable
+from typing import Any
 
 from psycopg import AsyncConnection, sql
 from psycopg.rows import tuple_row
@@ -68,7 +69,7 @@ async def _lock(conn: AsyncConnection, schema: str) -> None:
     await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"hindsight.migrate.{schema}",))
 
 
-async def migrate(conn: AsyncConnection, schema: str, migrations: Sequence[Migration]) -> list[int]:
+async def migrate(conn: AsyncConnection[Any], schema: str, migrations: Sequence[Migration]) -> list[int]:
     """Create ``schema`` if needed and apply the migrations it lacks; returns the versions applied now."""
     schema_id = sql.Identifier(schema)
     ledger = sql.Identifier(schema, "schema_migrations")
@@ -105,7 +106,7 @@ async def migrate(conn: AsyncConnection, schema: str, migrations: Sequence[Migra
 
 
 async def migrate_down(
-    conn: AsyncConnection, schema: str, migrations: Sequence[Migration], target: int
+    conn: AsyncConnection[Any], schema: str, migrations: Sequence[Migration], target: int
 ) -> list[int]:
     """Undo the applied migrations numbered above ``target``, newest first; returns the versions undone.
 

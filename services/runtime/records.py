@@ -94,14 +94,14 @@ _ROLE_TO_PB = {
 _ROLE_FROM_PB = {v: k for k, v in _ROLE_TO_PB.items()}
 
 
-def source_from_pb(value: int, field_name: str) -> Source:
+def source_from_pb(value: common_pb2.Source, field_name: str) -> Source:
     """A protobuf Source as the domain enum; unspecified or unknown is INVALID_ARGUMENT naming the field."""
     if value not in _SOURCE_FROM_PB:
         raise InvalidArgument(field_name, "is not a known source")
     return _SOURCE_FROM_PB[value]
 
 
-def trust_from_pb(value: int, field_name: str) -> Trust | None:
+def trust_from_pb(value: common_pb2.Trust, field_name: str) -> Trust | None:
     """A protobuf Trust as the domain enum; None for unspecified, INVALID_ARGUMENT for an unknown value."""
     if value == common_pb2.TRUST_UNSPECIFIED:
         return None

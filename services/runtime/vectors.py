@@ -84,7 +84,7 @@ async def embed_texts(
     texts: Sequence[str],
     *,
     model: str = "",
-    purpose: int = inference_pb2.EMBED_PURPOSE_UNSPECIFIED,
+    purpose: inference_pb2.EmbedPurpose = inference_pb2.EMBED_PURPOSE_UNSPECIFIED,
     batch_size: int = EMBED_BATCH,
 ) -> Embedded:
     """Embed ``texts`` through the inference layer in batches, as packed float32 (one copy per reply).

@@ -261,7 +261,7 @@ class QdrantSemanticStore(QdrantVectorStore):
         """Clear the link and the end of validity, by point id, in both tiers."""
         if not ids:
             return 0
-        wanted = [point_id(bank_id, record_id) for record_id in dict.fromkeys(ids)]
+        wanted: list[models.ExtendedPointId] = [point_id(bank_id, i) for i in dict.fromkeys(ids)]
         return await self._make_current(
             models.Filter(must=[of_bank(bank_id), models.HasIdCondition(has_id=wanted)])
         )
