@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 import uuid
@@ -176,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
         mesh_environment,
         parse_assignments,
         recorded_settings,
+        write_json,
     )
 
     try:
@@ -233,7 +233,6 @@ def run(args: argparse.Namespace) -> int:
         data["outcomes"] = [detail(o) for o in outcomes]
     print(_table(data))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, data)
         print(f"JSON: {args.json}", file=sys.stderr)
     return 0

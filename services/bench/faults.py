@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
 import sys
@@ -302,7 +301,13 @@ def _scenarios(names: str) -> list[Scenario]:
 def run(args: argparse.Namespace) -> int:
     """Entry of ``hindsight bench faults``."""
     from hindsight.bench.mesh_process import embedded_mesh
-    from hindsight.bench.provenance import checkout, commit_label, mesh_environment, recorded_settings
+    from hindsight.bench.provenance import (
+        checkout,
+        commit_label,
+        mesh_environment,
+        recorded_settings,
+        write_json,
+    )
     from hindsight.cli.credentials import client_token
 
     try:
@@ -336,6 +341,6 @@ def run(args: argparse.Namespace) -> int:
     document = as_json(results, commit_label(checkout()), settings)
     print(table(results))
     if args.json is not None:
-        args.json.write_text(json.dumps(document, indent=2) + "\n")
+        write_json(args.json, document)
         print(f"wrote {args.json}")
     return 0 if all(r.lost == 0 and r.recall_errors == 0 for r in results) else 1

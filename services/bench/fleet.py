@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -152,7 +151,13 @@ def run(args: argparse.Namespace) -> int:
     from hindsight.bench.fleet_data import plan_fleet
     from hindsight.bench.fleet_run import FleetRun, FleetSettings
     from hindsight.bench.mesh_process import embedded_mesh
-    from hindsight.bench.provenance import checkout, commit_label, mesh_environment, recorded_settings
+    from hindsight.bench.provenance import (
+        checkout,
+        commit_label,
+        mesh_environment,
+        recorded_settings,
+        write_json,
+    )
     from hindsight.cli.credentials import read_credentials
 
     settings = FleetSettings(
@@ -203,8 +208,7 @@ def run(args: argparse.Namespace) -> int:
     }
     _print(data)
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, indent=2) + "\n")
+        write_json(args.json, data)
         print(f"wrote {args.json}")
     complete = result.isolation.refused == result.isolation.attempts and not result.share_error
     return 0 if data["leaks"] == 0 and complete else 1

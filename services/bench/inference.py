@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import math
 import os
 import secrets
@@ -492,5 +491,7 @@ def run(args: argparse.Namespace) -> int:
         f"raw (this process) {figures['raw_process_rss_mb']:.0f} MB; load average {figures['load_average']}"
     )
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        from hindsight.bench.provenance import write_json
+
+        write_json(args.json, figures)
     return 0

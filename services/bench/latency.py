@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 import uuid
@@ -276,6 +275,7 @@ def run(args: argparse.Namespace) -> int:
         mesh_environment,
         parse_assignments,
         recorded_settings,
+        write_json,
     )
     from hindsight.bench.transports import open_transport
     from hindsight.cli.credentials import client_token
@@ -321,10 +321,9 @@ def run(args: argparse.Namespace) -> int:
             for name in info.children
         }
         data["profile"] = {"rate_hz": args.profile_rate, "folder": str(args.profile), "services": profiles}
-        (args.profile / "summary.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        write_json(args.profile / "summary.json", data)
         print("\n" + profiling.markdown(profiles))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, data)
         print(f"JSON: {args.json}", file=sys.stderr)
     return 0

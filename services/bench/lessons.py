@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 import uuid
@@ -85,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         mesh_environment,
         parse_assignments,
         recorded_settings,
+        write_json,
     )
     from hindsight.cli.credentials import client_token
 
@@ -135,7 +135,6 @@ def run(args: argparse.Namespace) -> int:
         ]  # fmt: skip
     print(_table(data))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, data)
         print(f"JSON: {args.json}", file=sys.stderr)
     return 0

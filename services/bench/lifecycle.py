@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import signal
@@ -140,7 +139,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Entry of ``hindsight bench lifecycle``."""
     from hindsight.bench.mesh_process import embedded_mesh
-    from hindsight.bench.provenance import checkout, commit_label, mesh_environment, recorded_settings
+    from hindsight.bench.provenance import (
+        checkout,
+        commit_label,
+        mesh_environment,
+        recorded_settings,
+        write_json,
+    )
 
     if args.steps < 1 or args.example_steps < 1 or args.settle_seconds <= 0:
         print(
@@ -172,6 +177,6 @@ def run(args: argparse.Namespace) -> int:
         for item in found:
             print(f"{name}: {' '.join(item['steps'])}  [{item['subject']}]")
     if args.json is not None:
-        args.json.write_text(json.dumps(document, indent=2) + "\n")
+        write_json(args.json, document)
         print(f"wrote {args.json}")
     return 0 if tally.violations == 0 else 1

@@ -732,9 +732,8 @@ def _measure_target(
 
 def run(args: argparse.Namespace) -> int:
     """``hindsight bench load``: print the table and write the JSON; 0 when the run had no error."""
-    import json
 
-    from hindsight.bench.provenance import checkout, commit_label, parse_assignments
+    from hindsight.bench.provenance import checkout, commit_label, parse_assignments, write_json
     from hindsight.bench.scale_data import Corpus
     from hindsight.client import HindsightError
 
@@ -760,7 +759,6 @@ def run(args: argparse.Namespace) -> int:
     summary["rate"] = args.rate
     print(markdown(summary))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, summary)
         print(f"JSON: {args.json}", file=sys.stderr)
     return 0 if summary["errors"] == 0 else 1

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import json
 import sys
 import time
 import uuid
@@ -131,7 +130,13 @@ def run(args: argparse.Namespace) -> int:
     """``hindsight bench poisoning``: print the table, write the JSON; 0 on success, 2 on bad input."""
     from hindsight.bench.attacks import AttackFileError, write_attacks
     from hindsight.bench.poison_report import outcomes, report, table
-    from hindsight.bench.provenance import checkout, commit_label, parse_assignments, recorded_settings
+    from hindsight.bench.provenance import (
+        checkout,
+        commit_label,
+        parse_assignments,
+        recorded_settings,
+        write_json,
+    )
 
     try:
         if (args.limit or 0) < 0 or args.per_kind < 0 or args.cross_lang < 0:
@@ -175,7 +180,6 @@ def run(args: argparse.Namespace) -> int:
         data["outcomes"] = outcomes(on, off)
     print(table(data))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, data)
         print(f"JSON: {args.json}", file=sys.stderr)
     return 0

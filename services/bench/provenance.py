@@ -86,3 +86,11 @@ def recorded_settings(env: Mapping[str, str]) -> dict[str, str]:
         for name, value in sorted(env.items())
         if name.startswith(SETTING_PREFIXES)
     }
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write a bench's JSON report to ``path`` (folders created as needed; UTF-8, text as it is)."""
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

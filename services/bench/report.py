@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from hindsight.bench.metrics import (
     percentile,
     rank_summary,
 )
+from hindsight.bench.provenance import write_json as write_report
 
 RANK_DEPTH = 10
 """First-gold ranks are read in the top 10 a recall returns."""
@@ -193,9 +193,8 @@ def write_json(
     path: Path, results: list[FileResult], run: dict[str, Any], with_details: bool = False
 ) -> None:
     """The JSON report: ``{"run": {...}, "files": [per-file results]}``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = {"run": run, "files": [result.to_json(with_details) for result in results]}
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_report(path, data)
 
 
 def _slug(name: str) -> str:

@@ -302,9 +302,9 @@ def run_info(
 def run(args: argparse.Namespace) -> int:
     """``hindsight bench scale``: print the tables, write the JSON and the PNG; 0 on success."""
     from hindsight.bench.mesh_process import embedded_mesh
+    from hindsight.bench.provenance import write_json as write_report
     from hindsight.bench.scale_data import Corpus, size_schedule
     from hindsight.bench.scale_report import gains, markdown_backend, markdown_gain, report, write_chart
-    from hindsight.bench.scale_report import write_json as write_report
 
     started = time.time()
     checkout = commit()  # now: the services run the code of the start, whatever lands meanwhile

@@ -7,7 +7,6 @@ The JSON's named keys are a contract other tools read (``sizes[].turns``, ``reca
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,12 +228,6 @@ def report(
     data["gain"] = gains(compared or new, previous) if previous else []
     data["run"] = run
     return data
-
-
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write the report (folders created as needed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _triple(summary: dict[str, float]) -> str:

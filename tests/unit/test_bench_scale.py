@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hindsight.bench.datasets import parse_dataset
+from hindsight.bench.provenance import write_json
 from hindsight.bench.scale import mesh_environment, settings_overrides
 from hindsight.bench.scale_data import SIZES, BankStream, Corpus, size_schedule
 from hindsight.bench.scale_report import (
@@ -20,7 +21,6 @@ from hindsight.bench.scale_report import (
     markdown_gain,
     report,
     write_chart,
-    write_json,
 )
 from hindsight.bench.scale_resources import Memory, data_disk
 
