@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from hindsight.bench.provenance import add_env_argument, add_json_argument
 
 if TYPE_CHECKING:  # imported in run(): building the command line stays fast
     from hindsight.bench.corrections_run import Outcome
@@ -59,16 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--write-cases", type=Path, default=None, metavar="PATH", help="write the measured cases here"
     )
-    parser.add_argument(
-        "--json", type=Path, default=None, metavar="PATH", help="write the results as JSON here"
-    )
-    parser.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a setting for the private mesh (repeatable); it starts with none of this shell's settings",
-    )
+    add_json_argument(parser)
+    add_env_argument(parser)
     parser.add_argument("--llm", action="store_true", help="pass this shell's LLM_* settings to the mesh")
     parser.add_argument("--details", action="store_true", help="put every case's outcome in the JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress lines")
@@ -169,14 +162,7 @@ def run(args: argparse.Namespace) -> int:
     """``hindsight bench corrections``: print the table, write the JSON; 0 on success, 2 on bad input."""
     from hindsight.bench.corrections_run import detail, tally
     from hindsight.bench.corrections_set import CaseFileError, write_cases
-    from hindsight.bench.provenance import (
-        checkout,
-        commit_label,
-        mesh_environment,
-        parse_assignments,
-        recorded_settings,
-        write_json,
-    )
+    from hindsight.bench.provenance import MeshRun, parse_assignments, recorded_settings, report_json
 
     try:
         if args.per_template < 1:
@@ -196,15 +182,13 @@ def run(args: argparse.Namespace) -> int:
     if args.write_cases:
         write_cases(args.write_cases, cases)
         print(f"cases: {args.write_cases}", file=sys.stderr)
-    code = commit_label(checkout())
-    started = time.time()
+    record = MeshRun.start(settings, with_llm=args.llm)
     run_id = uuid.uuid4().hex[:8]
-    environ = mesh_environment(settings, with_llm=args.llm)
-    outcomes, benign_on = _mesh_pass(environ, cases, benign, run_id, not args.no_progress)
+    outcomes, benign_on = _mesh_pass(record.environ, cases, benign, run_id, not args.no_progress)
     benign_data: dict[str, Any] | None = None
     off_environ: dict[str, str] = {}
     if benign:
-        off_environ = {**environ, SWITCH: "off"}
+        off_environ = {**record.environ, SWITCH: "off"}
         _, benign_off = _mesh_pass(off_environ, [], benign, run_id + "o", not args.no_progress)
         benign_data = _benign_figures(benign_on, benign_off)
         if args.details:
@@ -218,21 +202,18 @@ def run(args: argparse.Namespace) -> int:
         "by_split": {name: tally([o for o in outcomes if o.case.split == name]) for name in splits},
         "benign_kept": benign_data["kept"] if benign_data else None,
         "benign": benign_data,
-        "commit": code,
-        "settings": recorded_settings(environ),
+        "commit": record.commit,
+        "settings": record.settings(),
         "settings_benign_off": recorded_settings(off_environ) if benign else None,
         "set": str(args.cases)
         if args.cases
         else f"generated (seed {args.seed}, {args.per_template} per template)",
         "limit": args.limit,
         "top_k": 3,
-        "wall_seconds": round(time.time() - started, 1),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        **record.timing(),
     }
     if args.details:
         data["outcomes"] = [detail(o) for o in outcomes]
     print(_table(data))
-    if args.json:
-        write_json(args.json, data)
-        print(f"JSON: {args.json}", file=sys.stderr)
+    report_json(args.json, data)
     return 0

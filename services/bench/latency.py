@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hindsight.bench.metrics import percentile
+from hindsight.bench.provenance import add_env_argument, add_json_argument
 
 if TYPE_CHECKING:  # imported in run(): building the command line stays fast
     from hindsight.bench.datasets import Namespace
@@ -67,13 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--transport", choices=("grpc", "mcp"), default="grpc", help="how to reach the edge (default: grpc)"
     )
-    parser.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a setting for the private mesh (repeatable); it starts with none of this shell's settings",
-    )
+    add_env_argument(parser)
     parser.add_argument(
         "--profile",
         type=Path,
@@ -84,9 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile-rate", type=int, default=100, metavar="HZ", help="py-spy samples per second (default: 100)"
     )
-    parser.add_argument(
-        "--json", type=Path, default=None, metavar="PATH", help="write the results as JSON here"
-    )
+    add_json_argument(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress lines")
 
 
@@ -269,14 +262,7 @@ def run(args: argparse.Namespace) -> int:
     from hindsight.bench.datasets import load_dataset
     from hindsight.bench.load import CpuMeter
     from hindsight.bench.mesh_process import embedded_mesh
-    from hindsight.bench.provenance import (
-        checkout,
-        commit_label,
-        mesh_environment,
-        parse_assignments,
-        recorded_settings,
-        write_json,
-    )
+    from hindsight.bench.provenance import MeshRun, parse_assignments, report_json, write_json
     from hindsight.bench.transports import open_transport
     from hindsight.cli.credentials import client_token
 
@@ -292,11 +278,10 @@ def run(args: argparse.Namespace) -> int:
     spy = profiling.py_spy() if args.profile else None
     if args.profile and spy is None:
         print("note: py-spy is not installed (pip install py-spy): no profile", file=sys.stderr)
-    code = commit_label(checkout())
-    environ = mesh_environment(settings)
+    record = MeshRun.start(settings)
     if not args.no_progress:
         print(f"starting an embedded mesh for {namespace.id} ...", file=sys.stderr, flush=True)
-    with embedded_mesh(environ=environ) as (info, supervisor_pid):
+    with embedded_mesh(environ=record.environ) as (info, supervisor_pid):
         meter = CpuMeter(supervisor_pid, info.children, client=CLIENT)
         token = client_token(Path(info.home))
 
@@ -309,7 +294,7 @@ def run(args: argparse.Namespace) -> int:
                 return await measure(transport, namespace, args, meter, profiler if spy else None)
 
         rounds = asyncio.run(session())
-    data: dict[str, Any] = {"commit": code, "settings": recorded_settings(environ), "data": str(args.data)}
+    data: dict[str, Any] = {"commit": record.commit, "settings": record.settings(), "data": str(args.data)}
     data.update(summary(rounds, namespace, args))
     print(markdown(data))
     if spy is not None and args.profile is not None:
@@ -323,7 +308,5 @@ def run(args: argparse.Namespace) -> int:
         data["profile"] = {"rate_hz": args.profile_rate, "folder": str(args.profile), "services": profiles}
         write_json(args.profile / "summary.json", data)
         print("\n" + profiling.markdown(profiles))
-    if args.json:
-        write_json(args.json, data)
-        print(f"JSON: {args.json}", file=sys.stderr)
+    report_json(args.json, data)
     return 0

@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 from hindsight.bench.lessons_set import SPLITS
+from hindsight.bench.provenance import add_env_argument, add_json_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,16 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--per-episode", type=int, default=3, metavar="N", help="similar requests per episode (default: 3)"
     )
-    parser.add_argument(
-        "--json", type=Path, default=None, metavar="PATH", help="write the results as JSON here"
-    )
-    parser.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a setting for the private mesh (repeatable); it starts with none of this shell's settings",
-    )
+    add_json_argument(parser)
+    add_env_argument(parser)
     parser.add_argument("--llm", action="store_true", help="pass this shell's LLM_* settings to the mesh")
     parser.add_argument("--details", action="store_true", help="put every request's outcome in the JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress lines")
@@ -78,14 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from hindsight.bench.lessons_run import figures, run_pass
     from hindsight.bench.lessons_set import generate
     from hindsight.bench.mesh_process import embedded_mesh
-    from hindsight.bench.provenance import (
-        checkout,
-        commit_label,
-        mesh_environment,
-        parse_assignments,
-        recorded_settings,
-        write_json,
-    )
+    from hindsight.bench.provenance import MeshRun, parse_assignments, report_json
     from hindsight.cli.credentials import client_token
 
     try:
@@ -96,11 +81,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     banks = generate(args.seed, args.per_episode)
-    code = commit_label(checkout())
-    started = time.time()
-    environ = mesh_environment(settings, with_llm=args.llm)
+    record = MeshRun.start(settings, with_llm=args.llm)
     print("starting an embedded mesh ...", file=sys.stderr, flush=True)
-    with embedded_mesh(environ=environ) as (info, _):
+    with embedded_mesh(environ=record.environ) as (info, _):
         token = client_token(Path(info.home))
         result = asyncio.run(
             run_pass(info.memory_address, token, banks, uuid.uuid4().hex[:8], not args.no_progress)
@@ -114,8 +97,8 @@ def run(args: argparse.Namespace) -> int:
         "split": args.split,
         "by_split": by_split,
         "by_split_lang": by_split_lang,
-        "commit": code,
-        "settings": recorded_settings(environ),
+        "commit": record.commit,
+        "settings": record.settings(),
         "counts": {
             "banks": len(banks),
             "episodes": result.episodes,
@@ -124,8 +107,7 @@ def run(args: argparse.Namespace) -> int:
         },
         "set": f"generated (seed {args.seed}, {args.per_episode} similar requests per episode)",
         "top_k": 3,
-        "wall_seconds": round(time.time() - started, 1),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        **record.timing(),
     }
     if args.details:
         data["outcomes"] = [
@@ -134,7 +116,5 @@ def run(args: argparse.Namespace) -> int:
             for o in result.outcomes
         ]  # fmt: skip
     print(_table(data))
-    if args.json:
-        write_json(args.json, data)
-        print(f"JSON: {args.json}", file=sys.stderr)
+    report_json(args.json, data)
     return 0

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hindsight.bench.metrics import percentile
+from hindsight.bench.provenance import add_env_argument, add_json_argument
 
 if TYPE_CHECKING:  # imported in run(): building the command line stays fast
     from hindsight.bench.datasets import Message
@@ -558,16 +559,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="bearer token for --address / --mcp-url (default: $HINDSIGHT_TOKEN); a private mesh: its own",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the schedule and the operations drawn")
-    parser.add_argument(
-        "--json", type=Path, default=None, metavar="PATH", help="write the results as JSON here"
-    )
-    parser.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a setting for the private mesh (repeatable); it starts with none of this shell's settings",
-    )
+    add_json_argument(parser)
+    add_env_argument(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress output")
 
 
@@ -733,7 +726,7 @@ def _measure_target(
 def run(args: argparse.Namespace) -> int:
     """``hindsight bench load``: print the table and write the JSON; 0 when the run had no error."""
 
-    from hindsight.bench.provenance import checkout, commit_label, parse_assignments, write_json
+    from hindsight.bench.provenance import checkout, commit_label, parse_assignments, report_json
     from hindsight.bench.scale_data import Corpus
     from hindsight.client import HindsightError
 
@@ -758,7 +751,5 @@ def run(args: argparse.Namespace) -> int:
     summary["address"] = args.address or args.mcp_url or "embedded"
     summary["rate"] = args.rate
     print(markdown(summary))
-    if args.json:
-        write_json(args.json, summary)
-        print(f"JSON: {args.json}", file=sys.stderr)
+    report_json(args.json, summary)
     return 0 if summary["errors"] == 0 else 1

@@ -20,6 +20,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hindsight.bench.provenance import add_json_argument
+
 if TYPE_CHECKING:  # imported in run(): building the command line stays fast
     from hindsight.bench.attacks import Attack
     from hindsight.bench.datasets import Dataset
@@ -42,9 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"only the first N namespaces per file (0: all; default: {DEFAULT_LIMIT} for a generated set, "
         "all for --attacks, of which only the attacked namespaces run)",
     )
-    parser.add_argument(
-        "--json", type=Path, default=None, metavar="PATH", help="write the results as JSON here"
-    )
+    add_json_argument(parser)
     parser.add_argument(
         "--attacks",
         type=Path,
@@ -135,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
         commit_label,
         parse_assignments,
         recorded_settings,
-        write_json,
+        report_json,
+        timing,
     )
 
     try:
@@ -172,14 +173,11 @@ def run(args: argparse.Namespace) -> int:
         "attack_set": str(args.attacks) if args.attacks else f"generated (seed {args.seed})",
         "top_k": 10,
         "limit": args.limit if args.limit is not None else ("all" if args.attacks else DEFAULT_LIMIT),
-        "wall_seconds": round(time.time() - started, 1),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        **timing(started),
     }
     data = report(on, off, run_info)
     if args.details:
         data["outcomes"] = outcomes(on, off)
     print(table(data))
-    if args.json:
-        write_json(args.json, data)
-        print(f"JSON: {args.json}", file=sys.stderr)
+    report_json(args.json, data)
     return 0

@@ -7,9 +7,13 @@ records the commit and those settings.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
+import sys
+import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +51,24 @@ def checkout() -> dict[str, Any]:
 def commit_label(state: Mapping[str, Any]) -> str:
     """HEAD, with "-dirty" when tracked files had changes (the run measured code no commit holds)."""
     return str(state["commit"]) + ("-dirty" if state.get("dirty") else "")
+
+
+def add_env_argument(parser: argparse.ArgumentParser) -> None:
+    """``--env KEY=VALUE`` (read by :func:`parse_assignments`): the only settings a private mesh gets."""
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting for the private mesh (repeatable); it starts with none of this shell's settings",
+    )
+
+
+def add_json_argument(parser: argparse.ArgumentParser) -> None:
+    """``--json PATH``, where :func:`report_json` writes the bench's report."""
+    parser.add_argument(
+        "--json", type=Path, default=None, metavar="PATH", help="write the results as JSON here"
+    )
 
 
 def parse_assignments(items: Iterable[str]) -> dict[str, str]:
@@ -94,3 +116,41 @@ def write_json(path: Path, data: Any) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def report_json(path: Path | None, data: Any) -> None:
+    """Write the report where ``--json`` asks (nothing without it) and say where on stderr."""
+    if path:
+        write_json(path, data)
+        print(f"JSON: {path}", file=sys.stderr)
+
+
+def timing(started: float) -> dict[str, Any]:
+    """A report's ``wall_seconds`` since ``started`` (a ``time.time()``) and ``started`` in UTC."""
+    return {
+        "wall_seconds": round(time.time() - started, 1),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+    }
+
+
+@dataclass(frozen=True)
+class MeshRun:
+    """What a report records of a run on one private mesh: the code measured, the mesh's environment (its
+    settings are reported, secrets hidden) and when the run started."""
+
+    commit: str
+    environ: dict[str, str]
+    started: float
+
+    @classmethod
+    def start(cls, settings: Mapping[str, str], with_llm: bool = False) -> MeshRun:
+        """Taken now: the mesh runs the code checked out at the start, whatever lands meanwhile."""
+        return cls(commit_label(checkout()), mesh_environment(settings, with_llm=with_llm), time.time())
+
+    def settings(self) -> dict[str, str]:
+        """The mesh's settings as the report shows them (:func:`recorded_settings`)."""
+        return recorded_settings(self.environ)
+
+    def timing(self) -> dict[str, Any]:
+        """``wall_seconds`` and ``started`` of the run so far (:func:`timing`)."""
+        return timing(self.started)

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hindsight.bench.provenance import SECRET_WORDS
+from hindsight.bench.provenance import SECRET_WORDS, add_json_argument, timing
 from hindsight.bench.provenance import checkout as commit
 
 if TYPE_CHECKING:  # imported in run(): building the command line stays fast
@@ -91,9 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " the full background within its cap (default: 5)",
     )
     parser.add_argument("--no-compare", action="store_true", help="measure only the new backend")
-    parser.add_argument(
-        "--json", type=Path, default=None, metavar="PATH", help="write the results as JSON here"
-    )
+    add_json_argument(parser)
     parser.add_argument(
         "--out",
         type=Path,
@@ -294,8 +292,7 @@ def run_info(
     return {
         **checkout,
         "settings": settings,
-        "wall_seconds": round(time.time() - started, 1),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        **timing(started),
     }
 
 

@@ -9,8 +9,10 @@ names another. gRPC is imported only when a client is made, so parsers stay chea
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +85,28 @@ def report_failure(command: str, exc: Exception) -> int:
     else:
         print(f"hindsight {command}: {exc}", file=sys.stderr)
     return 1
+
+
+def run_with_client(
+    args: argparse.Namespace,
+    command: str,
+    layer: str,
+    stub: Any,
+    work: Callable[[Any, argparse.Namespace], Awaitable[int]],
+    token: Callable[[argparse.Namespace], str] = credential,
+) -> int:
+    """The body of an operator command: ``work(client, args)`` with a client of ``layer`` presenting
+    ``token(args)``, closed afterwards; any failure, the client's making included, is one line on stderr
+    (:func:`report_failure`) and exit code 1."""
+
+    async def session() -> int:
+        client = service_client(args, layer, stub, command, token=token(args))
+        try:
+            return await work(client, args)
+        finally:
+            await client.close()
+
+    try:
+        return asyncio.run(session())
+    except Exception as exc:  # a refused token, a bad argument, the service down: one line, not a traceback
+        return report_failure(command, exc)

@@ -12,13 +12,12 @@ Importing this module is cheap (gRPC loads only when the command runs), so ``bui
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from datetime import UTC
 from typing import Any
 
-from hindsight.cli.operator import add_mesh_arguments, report_failure, service_client
+from hindsight.cli.operator import add_mesh_arguments, run_with_client
 
 PAGE = 500
 """Dead letters read per call while listing."""
@@ -117,21 +116,9 @@ async def _handle(client: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _outbox(args: argparse.Namespace) -> int:
-    from hindsight.contracts.episodic.v1 import episodic_pb2_grpc
-
-    client = service_client(args, "episodic", episodic_pb2_grpc.EpisodicServiceStub, "outbox")
-    try:
-        if args.outbox_action == "dead-letters":
-            return await _list(client, args)
-        return await _handle(client, args)
-    finally:
-        await client.close()
-
-
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``hindsight outbox``."""
-    try:
-        return asyncio.run(_outbox(args))
-    except Exception as exc:  # a layer down or a refused token: one line, not a traceback
-        return report_failure("outbox", exc)
+    from hindsight.contracts.episodic.v1 import episodic_pb2_grpc
+
+    action = _list if args.outbox_action == "dead-letters" else _handle
+    return run_with_client(args, "outbox", "episodic", episodic_pb2_grpc.EpisodicServiceStub, action)

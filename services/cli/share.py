@@ -11,13 +11,12 @@ Importing this module is cheap (gRPC loads only when the command runs), so ``bui
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
 from typing import Any
 
-from hindsight.cli.operator import add_mesh_arguments, client_credential, report_failure, service_client
+from hindsight.cli.operator import add_mesh_arguments, client_credential, run_with_client
 
 
 def add_command(commands: Any) -> None:
@@ -40,20 +39,12 @@ def add_command(commands: Any) -> None:
     share.set_defaults(run=run)
 
 
-async def _share(args: argparse.Namespace) -> int:
-    from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
-    from hindsight.runtime.home import EDGE
+async def _share(client: Any, args: argparse.Namespace) -> int:
+    from hindsight.contracts.memory.v1 import memory_pb2
 
-    client = service_client(
-        args, EDGE, memory_pb2_grpc.MemoryServiceStub, "share", token=client_credential(args)
+    reply = await client.call(
+        "Share", memory_pb2.ShareRequest(bank_id=args.bank, target_bank_id=args.to_bank, ids=list(args.ids))
     )
-    try:
-        reply = await client.call(
-            "Share",
-            memory_pb2.ShareRequest(bank_id=args.bank, target_bank_id=args.to_bank, ids=list(args.ids)),
-        )
-    finally:
-        await client.close()
     shared = [{"source_id": m.source_id, "id": m.id, "layer": m.layer, "kind": m.kind} for m in reply.shared]
     if args.json:
         json.dump({"to_bank": reply.target_bank_id, "shared": shared, "indexed": reply.indexed}, sys.stdout)
@@ -66,8 +57,9 @@ async def _share(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Entry point of ``hindsight share``."""
-    try:
-        return asyncio.run(_share(args))
-    except Exception as exc:  # a refused credential, an unknown id, the edge down: one line, no traceback
-        return report_failure("share", exc)
+    """Entry point of ``hindsight share``: acts as the agent, not as the operator."""
+    from hindsight.contracts.memory.v1 import memory_pb2_grpc
+    from hindsight.runtime.home import EDGE
+
+    stub = memory_pb2_grpc.MemoryServiceStub
+    return run_with_client(args, "share", EDGE, stub, _share, token=client_credential)

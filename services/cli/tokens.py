@@ -11,12 +11,11 @@ Importing this module is cheap (gRPC loads only when the command runs), so ``bui
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from typing import Any
 
-from hindsight.cli.operator import add_mesh_arguments, report_failure, service_client
+from hindsight.cli.operator import add_mesh_arguments, run_with_client
 
 
 def add_command(commands: Any) -> None:
@@ -141,21 +140,10 @@ async def _revoke(client: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _token(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``hindsight token``."""
     from hindsight.contracts.memory.v1 import memory_pb2_grpc
     from hindsight.runtime.home import EDGE
 
-    client = service_client(args, EDGE, memory_pb2_grpc.MemoryServiceStub, "token")
-    try:
-        action = {"create": _create, "list": _list, "revoke": _revoke}[args.token_action]
-        return await action(client, args)
-    finally:
-        await client.close()
-
-
-def run(args: argparse.Namespace) -> int:
-    """Entry point of ``hindsight token``."""
-    try:
-        return asyncio.run(_token(args))
-    except Exception as exc:  # a refused token, a bad argument, the edge down: one line, not a traceback
-        return report_failure("token", exc)
+    action = {"create": _create, "list": _list, "revoke": _revoke}[args.token_action]
+    return run_with_client(args, "token", EDGE, memory_pb2_grpc.MemoryServiceStub, action)

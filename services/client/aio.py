@@ -126,7 +126,7 @@ class AsyncMemoryClient:
         request = memory_pb2.RetainRequest(bank_id=bank, turns=[convert.turn_to_pb(turn) for turn in batch])
         idempotent = all(turn.id for turn in batch)
         reply = await self._call("Retain", request, idempotent=idempotent, timeout=timeout)
-        return convert.retain_from_pb(reply)
+        return convert.from_message(t.RetainResult, reply)
 
     async def recall(
         self,
@@ -194,7 +194,7 @@ class AsyncMemoryClient:
         """Draw lessons from the bank's (or one session's) finished episodes. Not retried."""
         request = memory_pb2.ReflectRequest(bank_id=bank, session_id=session_id)
         reply = await self._call("Reflect", request, idempotent=False, timeout=timeout)
-        return t.ReflectResult(convert.lessons_from_pb(reply.lessons), reply.episodes_read)
+        return convert.reflect_from_pb(reply)
 
     async def forget(
         self,
@@ -210,7 +210,7 @@ class AsyncMemoryClient:
             bank_id=bank, turn_ids=list(turn_ids), hard=hard, filter=convert.turn_filter_to_pb(filter)
         )
         reply = await self._call("Forget", request, idempotent=False, timeout=timeout)
-        return convert.forget_from_pb(reply)
+        return convert.from_message(t.ForgetResult, reply)
 
     async def invalidate(
         self,
@@ -227,18 +227,13 @@ class AsyncMemoryClient:
             bank_id=bank, ids=list(ids), reason=reason, valid_to=convert.moment_to_pb(valid_to)
         )
         reply = await self._call("Invalidate", request, idempotent=True, timeout=timeout)
-        return t.InvalidateResult(
-            tuple(reply.invalidated_ids),
-            tuple(reply.unchanged_ids),
-            tuple(reply.unknown_ids),
-            tuple(reply.derived_ids),
-        )
+        return convert.from_message(t.InvalidateResult, reply)
 
     async def compress(self, bank: str, session_id: str, *, timeout: float | None = None) -> t.CompressResult:
         """Summarise the oldest turns of a session's working memory. Not retried."""
         request = memory_pb2.CompressRequest(bank_id=bank, session_id=session_id)
         reply = await self._call("Compress", request, idempotent=False, timeout=timeout)
-        return convert.compress_from_pb(reply)
+        return convert.from_message(t.CompressResult, reply)
 
     async def close_session(
         self, bank: str, session_id: str, *, timeout: float | None = None
@@ -272,7 +267,7 @@ class AsyncMemoryClient:
             agent=agent,
         )
         reply = await self._call("ListRecent", request, idempotent=True, timeout=timeout)
-        return t.TurnPage(convert.turns_from_pb(reply.turns), reply.next_page_token)
+        return convert.turn_page_from_pb(reply)
 
     async def update(
         self,
@@ -308,7 +303,7 @@ class AsyncMemoryClient:
             bank_id=bank, ids=list(ids), session_id=session_id, whole_bank=whole_bank
         )
         reply = await self._call("Purge", request, idempotent=False, timeout=timeout)
-        return convert.purge_from_pb(reply)
+        return convert.from_message(t.PurgeResult, reply)
 
     async def share(
         self, bank: str, target_bank: str, ids: Sequence[str], *, timeout: float | None = None

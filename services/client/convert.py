@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from hindsight.client import types as t
@@ -16,8 +19,13 @@ from hindsight.contracts.reflect.v1 import reflect_pb2
 from hindsight.contracts.semantic.v1 import semantic_pb2
 from hindsight.runtime.records import from_timestamp, to_timestamp
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 K = TypeVar("K")
 V = TypeVar("V")
+D = TypeVar("D", bound="DataclassInstance")
+M = TypeVar("M", bound=Message)
 
 _SOURCES = {
     t.Source.USER: common_pb2.SOURCE_USER,
@@ -73,6 +81,65 @@ _LAYERS_BACK = _reverse(_LAYERS)
 _OUTCOMES_BACK = _reverse(_OUTCOMES)
 
 
+def from_message(record_type: type[D], message: Message, **overrides: Any) -> D:
+    """A client dataclass read from a message field by field of the same name (repeated fields as tuples,
+    Timestamps as datetimes or None); ``overrides`` give the fields that need more (an enum, a nested
+    message, a rename). A field that is neither plain nor overridden raises TypeError rather than pass
+    through unconverted."""
+    wire_fields = message.DESCRIPTOR.fields_by_name
+    values = dict(overrides)
+    for name in (f.name for f in dataclasses.fields(record_type) if f.init and f.name not in overrides):
+        wire = wire_fields.get(name)
+        if wire is None or not _is_plain(wire):
+            raise TypeError(
+                f"{record_type.__name__}.{name}: {message.DESCRIPTOR.full_name} has no plain field so named"
+            )
+        values[name] = _read_plain(wire, getattr(message, name))
+    return record_type(**values)
+
+
+def from_messages(record_type: type[D], messages: Iterable[Message]) -> tuple[D, ...]:
+    """Repeated messages whose fields all copy as they are."""
+    return tuple(from_message(record_type, message) for message in messages)
+
+
+def to_message(message_type: type[M], record: DataclassInstance, **overrides: Any) -> M:
+    """A message whose fields are copied from the record's fields of the same name (tuples as lists,
+    datetimes as Timestamps); ``overrides`` set the rest. Fields the record lacks stay unset; one that
+    is not plain and not overridden raises TypeError."""
+    record_fields = {f.name for f in dataclasses.fields(record)}
+    values = dict(overrides)
+    for wire in message_type.DESCRIPTOR.fields:
+        if wire.name in overrides or wire.name not in record_fields:
+            continue
+        if not _is_plain(wire):
+            raise TypeError(
+                f"{message_type.DESCRIPTOR.full_name}.{wire.name}: not a plain field, give it as an override"
+            )
+        values[wire.name] = _write_plain(wire, getattr(record, wire.name))
+    return message_type(**values)
+
+
+def _is_plain(wire: FieldDescriptor) -> bool:
+    """A field that converts by itself: a scalar, a repeated scalar or a single Timestamp (enums and other
+    messages need the caller's mapping)."""
+    if wire.message_type is not None:
+        return wire.message_type.full_name == Timestamp.DESCRIPTOR.full_name and not wire.is_repeated
+    return wire.enum_type is None
+
+
+def _read_plain(wire: FieldDescriptor, value: Any) -> Any:
+    if wire.message_type is not None:
+        return from_timestamp(value)
+    return tuple(value) if wire.is_repeated else value
+
+
+def _write_plain(wire: FieldDescriptor, value: Any) -> Any:
+    if wire.message_type is not None:
+        return to_timestamp(value)
+    return list(value) if wire.is_repeated else value
+
+
 def layer_to_pb(layer: t.Layer | str) -> memory_pb2.Layer:
     """A layer, given as the enum or its name ("semantic")."""
     try:
@@ -98,57 +165,31 @@ def time_range_to_pb(time_range: t.TimeRange | None) -> common_pb2.TimeRange | N
     """A time range, or None when both ends are open."""
     if time_range is None or (time_range.start is None and time_range.end is None):
         return None
-    return common_pb2.TimeRange(start=to_timestamp(time_range.start), end=to_timestamp(time_range.end))
-
-
-def time_range_from_pb(message: common_pb2.TimeRange) -> t.TimeRange:
-    return t.TimeRange(from_timestamp(message.start), from_timestamp(message.end))
+    return to_message(common_pb2.TimeRange, time_range)
 
 
 def meta_to_pb(meta: t.RecordMeta) -> common_pb2.RecordMeta:
-    return common_pb2.RecordMeta(
-        source_turn_ids=list(meta.source_turn_ids),
+    return to_message(
+        common_pb2.RecordMeta,
+        meta,
         source=_SOURCES[meta.source] if meta.source else common_pb2.SOURCE_UNSPECIFIED,
         trust=_TRUSTS[meta.trust] if meta.trust else common_pb2.TRUST_UNSPECIFIED,
-        time=to_timestamp(meta.time),
-        tags=list(meta.tags),
-        importance=meta.importance,
-        agent=meta.agent,
     )
 
 
 def meta_from_pb(message: common_pb2.RecordMeta) -> t.RecordMeta:
-    return t.RecordMeta(
-        source_turn_ids=tuple(message.source_turn_ids),
-        source=_SOURCES_BACK.get(message.source),
-        trust=_TRUSTS_BACK.get(message.trust),
-        time=from_timestamp(message.time) if message.HasField("time") else None,
-        tags=tuple(message.tags),
-        importance=message.importance,
-        agent=message.agent,
+    return from_message(
+        t.RecordMeta, message, source=_SOURCES_BACK.get(message.source), trust=_TRUSTS_BACK.get(message.trust)
     )
 
 
 def turn_to_pb(turn: t.Turn) -> common_pb2.Turn:
-    return common_pb2.Turn(
-        id=turn.id,
-        session_id=turn.session_id,
-        role=_ROLES[turn.role],
-        speaker=turn.speaker,
-        text=turn.text,
-        meta=meta_to_pb(turn.meta),
-    )
+    return to_message(common_pb2.Turn, turn, role=_ROLES[turn.role], meta=meta_to_pb(turn.meta))
 
 
 def turn_from_pb(message: common_pb2.Turn) -> t.Turn:
-    return t.Turn(
-        text=message.text,
-        session_id=message.session_id,
-        id=message.id,
-        role=_ROLES_BACK.get(message.role, t.Role.USER),
-        speaker=message.speaker,
-        meta=meta_from_pb(message.meta),
-    )
+    role = _ROLES_BACK.get(message.role, t.Role.USER)
+    return from_message(t.Turn, message, role=role, meta=meta_from_pb(message.meta))
 
 
 def turns_from_pb(messages: Iterable[common_pb2.Turn]) -> tuple[t.Turn, ...]:
@@ -156,54 +197,22 @@ def turns_from_pb(messages: Iterable[common_pb2.Turn]) -> tuple[t.Turn, ...]:
 
 
 def episode_to_pb(episode: t.Episode) -> episodic_pb2.Episode:
-    return episodic_pb2.Episode(
-        id=episode.id,
-        session_id=episode.session_id,
-        situation=episode.situation,
-        action=episode.action,
-        outcome=episode.outcome,
-        lesson=episode.lesson,
-        task_type=episode.task_type,
-        tools=list(episode.tools),
+    return to_message(
+        episodic_pb2.Episode,
+        episode,
         result=episodic_pb2.OUTCOME_UNSPECIFIED if episode.success is None else _OUTCOMES[episode.success],
         meta=meta_to_pb(episode.meta),
+        recorded_at=None,  # the service stamps it
     )
 
 
 def episode_from_pb(message: episodic_pb2.Episode) -> t.Episode:
-    return t.Episode(
-        situation=message.situation,
-        action=message.action,
-        outcome=message.outcome,
-        lesson=message.lesson,
-        task_type=message.task_type,
-        tools=tuple(message.tools),
-        success=_OUTCOMES_BACK.get(message.result),
-        session_id=message.session_id,
-        id=message.id,
-        meta=meta_from_pb(message.meta),
-        recorded_at=from_timestamp(message.recorded_at),
-    )
+    success = _OUTCOMES_BACK.get(message.result)
+    return from_message(t.Episode, message, success=success, meta=meta_from_pb(message.meta))
 
 
 def lesson_from_pb(message: reflect_pb2.Lesson) -> t.Lesson:
-    return t.Lesson(
-        id=message.id,
-        situation=message.situation,
-        action=message.action,
-        outcome=message.outcome,
-        lesson=message.lesson,
-        confidence=message.confidence,
-        source_episode_ids=tuple(message.source_episode_ids),
-        meta=meta_from_pb(message.meta),
-        hit_count=message.hit_count,
-        weight=message.weight,
-        topic=message.topic,
-        superseded_by=message.superseded_by,
-        merged_into=message.merged_into,
-        created_at=from_timestamp(message.created_at),
-        archived_at=from_timestamp(message.archived_at),
-    )
+    return from_message(t.Lesson, message, meta=meta_from_pb(message.meta))
 
 
 def lessons_from_pb(messages: Iterable[reflect_pb2.Lesson]) -> tuple[t.Lesson, ...]:
@@ -213,173 +222,91 @@ def lessons_from_pb(messages: Iterable[reflect_pb2.Lesson]) -> tuple[t.Lesson, .
 def turn_filter_to_pb(spec: t.TurnFilter | None) -> episodic_pb2.TurnFilter | None:
     if spec is None:
         return None
-    return episodic_pb2.TurnFilter(
-        session_id=spec.session_id,
-        tags=list(spec.tags),
+    return to_message(
+        episodic_pb2.TurnFilter,
+        spec,
         sources=[_SOURCES[s] for s in spec.sources],
         min_trust=_TRUSTS[spec.min_trust] if spec.min_trust else common_pb2.TRUST_UNSPECIFIED,
         time_range=time_range_to_pb(spec.time_range),
     )
 
 
-def retain_from_pb(reply: memory_pb2.RetainResponse) -> t.RetainResult:
-    return t.RetainResult(tuple(reply.turn_ids), reply.duplicate_count, reply.indexed)
-
-
 def memory_from_pb(message: memory_pb2.Memory) -> t.Memory:
-    return t.Memory(
-        id=message.id,
+    return from_message(
+        t.Memory,
+        message,
         layer=_LAYERS_BACK.get(message.layer),
-        text=message.text,
-        score=message.score,
         meta=meta_from_pb(message.meta),
-        speaker=message.speaker,
         layers=tuple(_LAYERS_BACK[layer] for layer in message.layers if layer in _LAYERS_BACK),
         kind=message.kind or "turn",
-        supersedes=tuple(message.supersedes),
-        superseded_by=message.superseded_by,
-        flags=tuple(t.SecurityFlag(flag.kind, flag.reason) for flag in message.flags),
-        valid_from=from_timestamp(message.valid_from) if message.HasField("valid_from") else None,
-        valid_to=from_timestamp(message.valid_to) if message.HasField("valid_to") else None,
+        flags=from_messages(t.SecurityFlag, message.flags),
         outdated_note=message.outdated_note or ("outdated" if message.outdated else ""),
-        bank_id=message.bank_id,
     )
 
 
 def recall_from_pb(reply: memory_pb2.RecallResponse) -> t.RecallResult:
     analysis = reply.analysis
-    return t.RecallResult(
+    return from_message(
+        t.RecallResult,
+        reply,
         memories=tuple(memory_from_pb(m) for m in reply.memories),
-        partial=reply.partial,
         layer_reports=tuple(
-            t.LayerReport(
-                layer=_LAYERS_BACK.get(r.layer),
-                ok=r.ok,
-                error=r.error,
-                elapsed_ms=r.elapsed_ms,
-                candidate_count=r.candidate_count,
-            )
-            for r in reply.layer_reports
+            from_message(t.LayerReport, r, layer=_LAYERS_BACK.get(r.layer)) for r in reply.layer_reports
         ),
-        context=reply.context,
-        context_ids=tuple(reply.context_ids),
-        context_tokens=reply.context_tokens,
-        analysis=t.QueryAnalysis(
-            time_expression=analysis.time_expression,
-            time_range=time_range_from_pb(analysis.time_range),
-            time_use=analysis.time_use,
-            entities=tuple(analysis.entities),
-            keywords=tuple(analysis.keywords),
-            rewrites=tuple(analysis.rewrites),
+        analysis=from_message(
+            t.QueryAnalysis, analysis, time_range=from_message(t.TimeRange, analysis.time_range)
         ),
-        elapsed_ms=reply.elapsed_ms,
-        warnings=tuple(
-            t.SecurityWarning(
-                w.id, w.kind, w.reason, w.excerpt, from_timestamp(w.time) if w.HasField("time") else None
-            )
-            for w in reply.warnings
-        ),
+        warnings=from_messages(t.SecurityWarning, reply.warnings),
     )
 
 
-def forget_from_pb(reply: memory_pb2.ForgetResponse) -> t.ForgetResult:
-    return t.ForgetResult(reply.forgotten_count, reply.unindexed_count, reply.working_removed_count)
-
-
-def compress_from_pb(reply: memory_pb2.CompressResponse) -> t.CompressResult:
-    return t.CompressResult(
-        group_count=reply.group_count,
-        summarised_turn_count=reply.summarised_turn_count,
-        tokens_before=reply.tokens_before,
-        tokens_after=reply.tokens_after,
-        summariser=reply.summariser,
-    )
+def reflect_from_pb(reply: memory_pb2.ReflectResponse) -> t.ReflectResult:
+    return from_message(t.ReflectResult, reply, lessons=lessons_from_pb(reply.lessons))
 
 
 def close_session_from_pb(reply: memory_pb2.CloseSessionResponse) -> t.CloseSessionResult:
-    return t.CloseSessionResult(
-        closed=reply.closed,
-        turn_count=reply.turn_count,
-        summary_count=reply.summary_count,
-        token_count=reply.token_count,
-        reflected=reply.reflected,
-        reflect_error=reply.reflect_error,
-        lessons=lessons_from_pb(reply.lessons),
-        episodes_read=reply.episodes_read,
-    )
+    return from_message(t.CloseSessionResult, reply, lessons=lessons_from_pb(reply.lessons))
+
+
+def turn_page_from_pb(reply: memory_pb2.ListRecentResponse) -> t.TurnPage:
+    return from_message(t.TurnPage, reply, turns=turns_from_pb(reply.turns))
 
 
 def update_from_pb(reply: memory_pb2.UpdateResponse) -> t.UpdateResult:
-    return t.UpdateResult(turn_from_pb(reply.turn), reply.superseded_id, reply.indexed)
-
-
-def purge_from_pb(reply: memory_pb2.PurgeResponse) -> t.PurgeResult:
-    return t.PurgeResult(
-        turn_count=reply.turn_count,
-        episode_count=reply.episode_count,
-        unindexed_count=reply.unindexed_count,
-        working_removed_count=reply.working_removed_count,
-        lesson_count=reply.lesson_count,
-    )
+    return from_message(t.UpdateResult, reply, turn=turn_from_pb(reply.turn))
 
 
 def share_from_pb(reply: memory_pb2.ShareResponse) -> t.ShareResult:
-    return t.ShareResult(
-        target_bank=reply.target_bank_id,
-        shared=tuple(t.SharedMemory(m.source_id, m.id, m.layer, m.kind) for m in reply.shared),
-        indexed=reply.indexed,
-    )
+    shared = from_messages(t.SharedMemory, reply.shared)
+    return from_message(t.ShareResult, reply, target_bank=reply.target_bank_id, shared=shared)
 
 
 def debug_list_from_pb(reply: memory_pb2.DebugListResponse) -> t.DebugListing:
-    return t.DebugListing(
-        turns=turns_from_pb(reply.turns),
-        episodes=tuple(episode_from_pb(e) for e in reply.episodes),
-        next_page_token=reply.next_page_token,
-    )
+    episodes = tuple(episode_from_pb(e) for e in reply.episodes)
+    return from_message(t.DebugListing, reply, turns=turns_from_pb(reply.turns), episodes=episodes)
 
 
 def entity_from_pb(message: semantic_pb2.Entity) -> t.Entity:
-    return t.Entity(
-        name=message.name,
-        type=message.type,
-        aliases=tuple(message.aliases),
-        relations=tuple(t.Relation(r.type, r.target) for r in message.relations),
-        mention_count=message.mention_count,
-        spoken_count=message.spoken_count,
-        first_seen=from_timestamp(message.first_seen),
-        last_seen=from_timestamp(message.last_seen),
-        related=tuple(t.RelatedEntity(r.name, r.count) for r in message.related),
+    relations = from_messages(t.Relation, message.relations)
+    return from_message(
+        t.Entity, message, relations=relations, related=from_messages(t.RelatedEntity, message.related)
     )
 
 
 def entity_list_from_pb(reply: memory_pb2.ListEntitiesResponse) -> t.EntityList:
-    return t.EntityList(tuple(entity_from_pb(e) for e in reply.entities), reply.next_page_token)
+    return from_message(t.EntityList, reply, entities=tuple(entity_from_pb(e) for e in reply.entities))
 
 
 def record_from_pb(message: semantic_pb2.SemanticRecord) -> t.Record:
-    return t.Record(
-        id=message.id,
-        kind=_KINDS.get(message.kind, "turn"),
-        text=message.text,
-        speaker=message.speaker,
-        session_id=message.session_id,
-        meta=meta_from_pb(message.meta),
-        subject=message.subject,
-        attribute=message.attribute,
-        value=message.value,
-        confidence=message.confidence,
-        valid_from=from_timestamp(message.valid_from),
-        valid_to=from_timestamp(message.valid_to),
-        superseded_by=message.superseded_by,
-        supersedes=tuple(message.supersedes),
-    )
+    kind = _KINDS.get(message.kind, "turn")
+    return from_message(t.Record, message, kind=kind, meta=meta_from_pb(message.meta))
 
 
 def entity_page_from_pb(reply: memory_pb2.GetEntityPageResponse) -> t.EntityPage:
-    return t.EntityPage(
+    return from_message(
+        t.EntityPage,
+        reply,
         entity=entity_from_pb(reply.entity),
         facts=tuple(record_from_pb(r) for r in reply.facts),
         mentions=tuple(record_from_pb(r) for r in reply.mentions),
-        next_page_token=reply.next_page_token,
     )

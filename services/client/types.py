@@ -1,8 +1,10 @@
 """What the client sends and gets back: frozen dataclasses, no protobuf.
 
 The enums (source, trust, role, layer) and the time range are the service's own domain types, so a value
-means the same on both sides. Metadata differs from the service's: a caller may leave source and trust
-unset, and the service then derives them from the turn's role.
+means the same on both sides; so are the records the edge builds with the same fields (flags, warnings,
+forget and invalidate results, shared memories: :mod:`hindsight.runtime.results`). Metadata differs from
+the service's: a caller may leave source and trust unset, and the service then derives them from the turn's
+role.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from datetime import datetime
 
 from hindsight.runtime.records import LayerName as Layer
 from hindsight.runtime.records import QueryAnalysis, Role, Source, TimeRange, Trust
+from hindsight.runtime.results import ForgetResult, SecurityFlag, SecurityWarning, SharedMemory
+from hindsight.runtime.results import InvalidateResult as InvalidateResult
 
 __all__ = [
     "CloseSessionResult",
@@ -88,26 +92,6 @@ class RetainResult:
     """Turns already stored under the same id, left unchanged."""
     indexed: bool
     """False: stored and keyword-searchable, but recall by meaning sees them later."""
-
-
-@dataclass(frozen=True)
-class SecurityFlag:
-    """Why to be careful with a recalled memory (``unverified_source``, ``contradicts_consensus``,
-    ``instruction``, ...)."""
-
-    kind: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class SecurityWarning:
-    """A held-back record (a detected attack) related to a recall's query: never a memory, an excerpt."""
-
-    id: str
-    kind: str
-    reason: str
-    excerpt: str
-    time: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -228,25 +212,6 @@ class TurnFilter:
 
 
 @dataclass(frozen=True)
-class InvalidateResult:
-    """What an invalidation did: nothing deleted, the memories are history now."""
-
-    invalidated_ids: tuple[str, ...]
-    unchanged_ids: tuple[str, ...]
-    unknown_ids: tuple[str, ...]
-    derived_ids: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ForgetResult:
-    """What a forget removed."""
-
-    forgotten_count: int
-    unindexed_count: int
-    working_removed_count: int
-
-
-@dataclass(frozen=True)
 class CompressResult:
     """What compressing a session's working memory did."""
 
@@ -297,17 +262,6 @@ class PurgeResult:
     unindexed_count: int
     working_removed_count: int
     lesson_count: int
-
-
-@dataclass(frozen=True)
-class SharedMemory:
-    """One memory copied into a team bank: its id at the source, the copy's id, where recall finds the copy
-    ("episodic" or "reflect") and what it was ("turn", "episode", "fact" or "lesson")."""
-
-    source_id: str
-    id: str
-    layer: str
-    kind: str
 
 
 @dataclass(frozen=True)

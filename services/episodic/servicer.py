@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -12,6 +12,7 @@ from google.protobuf.message import Message
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2, episodic_pb2_grpc
 from hindsight.episodic.access import LAYERS
+from hindsight.episodic.dead_letters import Handled
 from hindsight.episodic.engine import EpisodicMemory
 from hindsight.episodic.export_servicer import ExportServicer
 from hindsight.episodic.models import (
@@ -37,7 +38,7 @@ from hindsight.runtime.records import (
     trust_from_pb,
 )
 from hindsight.runtime.rewrites import check_phrasings
-from hindsight.runtime.validation import check_limit, check_text
+from hindsight.runtime.validation import check_length, check_limit, check_text
 
 DEFAULT_SEARCH_LIMIT = 10
 MAX_SEARCH_LIMIT = 200
@@ -60,8 +61,7 @@ MAX_AUDITED_IDS = 100
 
 
 def _check_id(value: str, field: str) -> str:
-    if len(value) > MAX_ID_CHARS:
-        raise InvalidArgument(field, f"must be at most {MAX_ID_CHARS} characters")
+    check_length(value, field, MAX_ID_CHARS)
     if "\x00" in value:
         raise InvalidArgument(field, "must not contain NUL characters")
     return value
@@ -455,19 +455,13 @@ class EpisodicServicer(
     async def RetryDeadLetters(
         self, request: episodic_pb2.RetryDeadLettersRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.RetryDeadLettersResponse:
-        caller = caller_var.get()
-        caller.require_admin("RetryDeadLetters")
-        ids = _check_letter_ids(list(request.ids))
-        handled = await self._memory.retry_dead_letters(request.bank_id, ids, caller.name)
+        handled = await _handle_dead_letters(request, "RetryDeadLetters", self._memory.retry_dead_letters)
         return episodic_pb2.RetryDeadLettersResponse(retried_count=handled.count, missing_ids=handled.missing)
 
     async def DropDeadLetters(
         self, request: episodic_pb2.DropDeadLettersRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.DropDeadLettersResponse:
-        caller = caller_var.get()
-        caller.require_admin("DropDeadLetters")
-        ids = _check_letter_ids(list(request.ids))
-        handled = await self._memory.drop_dead_letters(request.bank_id, ids, caller.name)
+        handled = await _handle_dead_letters(request, "DropDeadLetters", self._memory.drop_dead_letters)
         return episodic_pb2.DropDeadLettersResponse(dropped_count=handled.count, missing_ids=handled.missing)
 
     async def ListQuarantined(
@@ -538,6 +532,17 @@ def _check_letter_ids(values: list[int]) -> list[int]:
     if any(value <= 0 for value in values):
         raise InvalidArgument("ids", "must be positive dead-letter ids")
     return values
+
+
+async def _handle_dead_letters(
+    request: episodic_pb2.RetryDeadLettersRequest | episodic_pb2.DropDeadLettersRequest,
+    method: str,
+    act: Callable[[str, Sequence[int], str], Awaitable[Handled]],
+) -> Handled:
+    """A retry or a drop of dead letters: the same admin check, id check and actor (the operator) for both."""
+    caller = caller_var.get()
+    caller.require_admin(method)
+    return await act(request.bank_id, _check_letter_ids(list(request.ids)), caller.name)
 
 
 def _check_actor(value: str, field: str) -> str:

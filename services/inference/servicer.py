@@ -15,6 +15,7 @@ from hindsight.runtime.errors import FailedPrecondition, HindsightError, Invalid
 from hindsight.runtime.interceptors import stream_bank_check
 from hindsight.runtime.logs import bank_var, request_id_var
 from hindsight.runtime.offload import off_loop
+from hindsight.runtime.replies import reply_from
 from hindsight.runtime.vectors import PACKED_DTYPES, pack_vectors
 
 log = logging.getLogger(__name__)
@@ -152,15 +153,7 @@ class InferenceServicer(inference_pb2_grpc.InferenceServiceServicer):
         self, request: inference_pb2.ModelInfoRequest, context: grpc.aio.ServicerContext
     ) -> inference_pb2.ModelInfoResponse:
         """Name, dimension, token limit and file hash of the named (or default) model."""
-        info = self.engine.describe(request.model)
-        return inference_pb2.ModelInfoResponse(
-            name=info.name,
-            dimension=info.dimension,
-            max_length=info.max_length,
-            content_hash=info.content_hash,
-            models=info.models,
-            rerankers=info.rerankers,
-        )
+        return reply_from(inference_pb2.ModelInfoResponse, self.engine.describe(request.model))
 
     async def Rerank(
         self, request: inference_pb2.RerankRequest, context: grpc.aio.ServicerContext

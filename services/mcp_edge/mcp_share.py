@@ -61,11 +61,5 @@ def register_share_tool(server: MCPServer, engine: MemoryEngine, access: ToolCon
                 access.deny(to_bank, "share", exc)
                 raise
             result = await share_memories(engine, bank_id, target, wanted, caller.name, caller.name)
-        return ShareOutput(
-            to_bank=result.target_bank_id,
-            shared=[
-                SharedOutput(source_id=m.source_id, id=m.id, layer=m.layer, kind=m.kind)
-                for m in result.shared
-            ],
-            indexed=result.indexed,
-        )
+        shared = [SharedOutput.model_validate(m, from_attributes=True) for m in result.shared]
+        return ShareOutput(to_bank=result.target_bank_id, shared=shared, indexed=result.indexed)

@@ -21,9 +21,10 @@ from hindsight.runtime.banks import requested_banks
 from hindsight.runtime.errors import InvalidArgument, PermissionDenied
 from hindsight.runtime.interceptors import ADMIN_TOKEN_HEADER, caller_var
 from hindsight.runtime.records import TimeRange, Turn, from_timestamp, to_timestamp, utcnow
+from hindsight.runtime.replies import reply_from
 from hindsight.runtime.timeexpr import checked_time_zone
 from hindsight.runtime.token_records import grants_from_pb
-from hindsight.runtime.validation import check_limit, check_tags, check_text
+from hindsight.runtime.validation import check_limit, check_name, check_tags, check_text
 
 DEFAULT_SESSION = "default"
 MAX_TOP_K = 100
@@ -58,14 +59,6 @@ def layer_timings(result: RecallResult) -> str:
 
 DEFAULT_ENTITIES = 50
 DEFAULT_MENTIONS = 20
-MAX_ENTITY_TEXT = 1_000
-
-
-def check_entity_text(value: str, field_name: str) -> str:
-    """An entity name, type or prefix: at most :data:`MAX_ENTITY_TEXT` characters, outer spaces dropped."""
-    if len(value) > MAX_ENTITY_TEXT:
-        raise InvalidArgument(field_name, f"must be at most {MAX_ENTITY_TEXT} characters")
-    return value.strip()
 
 
 def check_min_score(value: float) -> float:
@@ -245,50 +238,26 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
             hard=request.hard,
             turn_filter=request.filter if request.HasField("filter") else None,
         )
-        return memory_pb2.ForgetResponse(
-            forgotten_count=result.forgotten_count,
-            unindexed_count=result.unindexed_count,
-            working_removed_count=result.working_removed_count,
-        )
+        return reply_from(memory_pb2.ForgetResponse, result)
 
     async def Invalidate(
         self, request: memory_pb2.InvalidateRequest, context: grpc.aio.ServicerContext
     ) -> memory_pb2.InvalidateResponse:
         until = from_timestamp(request.valid_to, "valid_to") if request.HasField("valid_to") else None
         result = await invalidate(self.engine, request.bank_id, list(request.ids), request.reason, until)
-        return memory_pb2.InvalidateResponse(
-            invalidated_ids=result.invalidated_ids,
-            unchanged_ids=result.unchanged_ids,
-            unknown_ids=result.unknown_ids,
-            derived_ids=result.derived_ids,
-        )
+        return reply_from(memory_pb2.InvalidateResponse, result)
 
     async def Compress(
         self, request: memory_pb2.CompressRequest, context: grpc.aio.ServicerContext
     ) -> memory_pb2.CompressResponse:
         reply = await self.engine.compress(request.bank_id, request.session_id)
-        return memory_pb2.CompressResponse(
-            group_count=reply.group_count,
-            summarised_turn_count=reply.summarised_turn_count,
-            tokens_before=reply.tokens_before,
-            tokens_after=reply.tokens_after,
-            summariser=reply.summariser,
-        )
+        return reply_from(memory_pb2.CompressResponse, reply)
 
     async def CloseSession(
         self, request: memory_pb2.CloseSessionRequest, context: grpc.aio.ServicerContext
     ) -> memory_pb2.CloseSessionResponse:
         result = await self.engine.close_session(request.bank_id, request.session_id)
-        return memory_pb2.CloseSessionResponse(
-            closed=result.closed,
-            turn_count=result.turn_count,
-            summary_count=result.summary_count,
-            token_count=result.token_count,
-            reflected=result.reflected,
-            reflect_error=result.reflect_error,
-            lessons=list(result.lessons),
-            episodes_read=result.episodes_read,
-        )
+        return reply_from(memory_pb2.CloseSessionResponse, result)
 
     async def ListRecent(
         self, request: memory_pb2.ListRecentRequest, context: grpc.aio.ServicerContext
@@ -325,14 +294,7 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
         result = await self.engine.purge(
             request.bank_id, list(request.ids), request.session_id, request.whole_bank
         )
-        return memory_pb2.PurgeResponse(
-            turn_count=result.turn_count,
-            episode_count=result.episode_count,
-            unindexed_count=result.unindexed_count,
-            working_removed_count=result.working_removed_count,
-            lesson_count=result.lesson_count,
-            shared_copy_count=result.shared_copy_count,
-        )
+        return reply_from(memory_pb2.PurgeResponse, result)
 
     async def Share(
         self, request: memory_pb2.ShareRequest, context: grpc.aio.ServicerContext
@@ -369,8 +331,8 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
     ) -> memory_pb2.ListEntitiesResponse:
         reply = await self.engine.list_entities(
             request.bank_id,
-            entity_type=check_entity_text(request.type, "type"),
-            prefix=check_entity_text(request.prefix, "prefix"),
+            entity_type=check_name(request.type, "type"),
+            prefix=check_name(request.prefix, "prefix"),
             limit=check_limit(request.limit, "limit", default=DEFAULT_ENTITIES, maximum=MAX_LIST),
             page_token=request.page_token,
         )
@@ -381,7 +343,7 @@ class MemoryServicer(memory_pb2_grpc.MemoryServiceServicer):
     ) -> memory_pb2.GetEntityPageResponse:
         reply = await self.engine.entity_page(
             request.bank_id,
-            check_entity_text(request.entity, "entity"),
+            check_name(request.entity, "entity"),
             mention_limit=check_limit(
                 request.mention_limit, "mention_limit", default=DEFAULT_MENTIONS, maximum=MAX_LIST
             ),

@@ -31,6 +31,7 @@ from hindsight.runtime.auth import Caller
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.interceptors import acting_as
 from hindsight.runtime.permissions import Operation
+from hindsight.runtime.results import SharedMemory
 from hindsight.runtime.validation import check_bank_id
 
 log = logging.getLogger(__name__)
@@ -51,17 +52,6 @@ _ROLE_OF_SOURCE = {
     common_pb2.SOURCE_USER: common_pb2.ROLE_USER,
     common_pb2.SOURCE_TOOL: common_pb2.ROLE_TOOL,
 }
-
-
-@dataclass(frozen=True)
-class SharedMemory:
-    """One memory shared: its id in the source bank, its copy's id in the team bank, the layer a recall
-    finds the copy in (``episodic``, or ``reflect`` for a lesson) and what was shared."""
-
-    source_id: str
-    id: str
-    layer: str
-    kind: str
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from hindsight.mcp_edge.domain import LayerName, LayerOutcome, RecalledMemory, R
 from hindsight.runtime.errors import InvalidArgument, NotFound
 from hindsight.runtime.interceptors import acting_name
 from hindsight.runtime.records import TimeRange, as_utc, from_timestamp, to_timestamp, utcnow
+from hindsight.runtime.results import InvalidateResult
 
 if TYPE_CHECKING:
     from hindsight.mcp_edge.engine import MemoryEngine
@@ -177,16 +178,6 @@ def resolve(
 
 
 # ----- invalidate -----------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class InvalidateResult:
-    """What an invalidation did, by id."""
-
-    invalidated_ids: tuple[str, ...]
-    unchanged_ids: tuple[str, ...]
-    unknown_ids: tuple[str, ...]
-    derived_ids: tuple[str, ...]
-
-
 def check_invalidate(ids: Sequence[str], reason: str, valid_to: datetime | None) -> list[str]:
     """The ids, deduplicated, or INVALID_ARGUMENT naming the field at fault."""
     if not ids:

@@ -12,8 +12,9 @@ from hindsight.runtime.banks import requested_banks
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.interceptors import caller_var
 from hindsight.runtime.records import RecordMeta, from_timestamp, to_timestamp
+from hindsight.runtime.replies import reply_from
 from hindsight.runtime.rewrites import check_phrasings
-from hindsight.runtime.validation import check_limit, check_tags
+from hindsight.runtime.validation import check_length, check_limit, check_removal_scope, check_tags
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
@@ -115,8 +116,7 @@ class ReflectServicer(reflect_pb2_grpc.ReflectServiceServicer):
     async def Reflect(
         self, request: reflect_pb2.ReflectRequest, context: grpc.aio.ServicerContext
     ) -> reflect_pb2.ReflectResponse:
-        if len(request.session_id) > MAX_SESSION_ID_CHARS:
-            raise InvalidArgument("session_id", f"must be at most {MAX_SESSION_ID_CHARS} characters")
+        check_length(request.session_id, "session_id", MAX_SESSION_ID_CHARS)
         if request.trigger not in TRIGGER_FROM_PB:
             raise InvalidArgument("trigger", "is not a known trigger")
         reflection = await self.engine.reflect(
@@ -133,16 +133,7 @@ class ReflectServicer(reflect_pb2_grpc.ReflectServiceServicer):
         self, request: reflect_pb2.MaintainRequest, context: grpc.aio.ServicerContext
     ) -> reflect_pb2.MaintainResponse:
         report = await self.engine.maintain(request.bank_id)
-        return reflect_pb2.MaintainResponse(
-            decayed_ids=report.decayed_ids,
-            archived_ids=report.archived_ids,
-            merged_ids=report.merged_ids,
-            reflected_session_ids=report.reflected_session_ids,
-            lessons_checked=report.lessons_checked,
-            skipped=report.skipped,
-            cold_count=report.cold_count,
-            open_conflicts=report.open_conflicts,
-        )
+        return reply_from(reflect_pb2.MaintainResponse, report)
 
     async def ListBanks(
         self, request: reflect_pb2.ListBanksRequest, context: grpc.aio.ServicerContext
@@ -184,15 +175,8 @@ class ReflectServicer(reflect_pb2_grpc.ReflectServiceServicer):
     async def PurgeLessons(
         self, request: reflect_pb2.PurgeLessonsRequest, context: grpc.aio.ServicerContext
     ) -> reflect_pb2.PurgeLessonsResponse:
-        if not request.source_ids and not request.session_id and not request.whole_bank:
-            raise InvalidArgument("source_ids", "give source ids, a session_id or whole_bank")
-        if len(request.source_ids) > MAX_PURGE_IDS:
-            raise InvalidArgument("source_ids", f"must hold at most {MAX_PURGE_IDS} ids")
-        if len(request.session_id) > MAX_SESSION_ID_CHARS:
-            raise InvalidArgument("session_id", f"must be at most {MAX_SESSION_ID_CHARS} characters")
-        deleted = await self.engine.purge(
-            request.bank_id, list(request.source_ids), request.session_id, request.whole_bank
-        )
+        ids = check_removal_scope(request, "source_ids", MAX_PURGE_IDS, MAX_SESSION_ID_CHARS)
+        deleted = await self.engine.purge(request.bank_id, ids, request.session_id, request.whole_bank)
         return reflect_pb2.PurgeLessonsResponse(deleted_count=deleted)
 
     async def SetSourceStates(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Protocol
 
 from hindsight.runtime.errors import InvalidArgument
 
@@ -39,6 +40,50 @@ def check_text(text: str, field: str, max_chars: int = 100_000) -> str:
     if len(text) > max_chars:
         raise InvalidArgument(field, f"must be at most {max_chars} characters")
     return text
+
+
+def check_length(value: str, field: str, max_chars: int) -> str:
+    """Text that may be empty but not longer than ``max_chars`` characters, returned as given."""
+    if len(value) > max_chars:
+        raise InvalidArgument(field, f"must be at most {max_chars} characters")
+    return value
+
+
+MAX_NAME_CHARS = 1_000
+"""Longest entity name, type or prefix a request may name."""
+
+
+def check_name(value: str, field: str, max_chars: int = MAX_NAME_CHARS) -> str:
+    """An entity name, type or prefix (empty allowed): bounded, outer spaces dropped. One check, so the edge
+    refuses exactly what the semantic layer would."""
+    return check_length(value, field, max_chars).strip()
+
+
+class RemovalRequest(Protocol):
+    """A forget or purge of one layer's records: ids (in a field of the request's own), a session or the
+    whole bank."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def whole_bank(self) -> bool: ...
+
+
+def check_removal_scope(
+    request: RemovalRequest, ids_field: str, max_ids: int, max_session_chars: int
+) -> list[str]:
+    """The ids of ``request.<ids_field>`` (``turn_ids``, ``source_ids``...), once the request names ids,
+    a session or the whole bank, at most ``max_ids`` ids and a session id of at most
+    ``max_session_chars`` characters."""
+    ids: Sequence[str] = getattr(request, ids_field)
+    if not ids and not request.session_id and not request.whole_bank:
+        what = ids_field.replace("_", " ")
+        raise InvalidArgument(ids_field, f"give {what}, a session_id or whole_bank")
+    if len(ids) > max_ids:
+        raise InvalidArgument(ids_field, f"must hold at most {max_ids} ids")
+    check_length(request.session_id, "session_id", max_session_chars)
+    return list(ids)
 
 
 MAX_TAGS = 32

@@ -11,8 +11,9 @@ from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
 from hindsight.runtime.banks import requested_banks
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.records import TimeRange, Turn
+from hindsight.runtime.replies import reply_from
 from hindsight.runtime.rewrites import check_phrasings
-from hindsight.runtime.validation import check_limit, check_tags
+from hindsight.runtime.validation import check_length, check_limit, check_removal_scope, check_tags
 from hindsight.working.engine import WorkingMemory
 from hindsight.working.entries import Entry, EntryKind
 
@@ -45,9 +46,7 @@ def entry_to_pb(entry: Entry) -> working_pb2.WindowEntry:
 def _check_session_id(session_id: str, field: str, required: bool) -> str:
     if required and not session_id:
         raise InvalidArgument(field, "is required")
-    if len(session_id) > MAX_SESSION_ID_CHARS:
-        raise InvalidArgument(field, f"must be at most {MAX_SESSION_ID_CHARS} characters")
-    return session_id
+    return check_length(session_id, field, MAX_SESSION_ID_CHARS)
 
 
 def turns_from_pb(messages: Iterable[common_pb2.Turn], field: str = "turns") -> list[Turn]:
@@ -109,14 +108,8 @@ class WorkingServicer(working_pb2_grpc.WorkingMemoryServiceServicer):
     async def ForgetTurns(
         self, request: working_pb2.ForgetTurnsRequest, context: grpc.aio.ServicerContext
     ) -> working_pb2.ForgetTurnsResponse:
-        if not request.turn_ids and not request.session_id and not request.whole_bank:
-            raise InvalidArgument("turn_ids", "give turn ids, a session_id or whole_bank")
-        if len(request.turn_ids) > MAX_TURNS_PER_APPEND:
-            raise InvalidArgument("turn_ids", f"must hold at most {MAX_TURNS_PER_APPEND} ids")
-        session_id = _check_session_id(request.session_id, "session_id", required=False)
-        removed = await self._memory.forget(
-            request.bank_id, list(request.turn_ids), session_id, request.whole_bank
-        )
+        ids = check_removal_scope(request, "turn_ids", MAX_TURNS_PER_APPEND, MAX_SESSION_ID_CHARS)
+        removed = await self._memory.forget(request.bank_id, ids, request.session_id, request.whole_bank)
         return working_pb2.ForgetTurnsResponse(removed_count=removed)
 
     async def GetContext(
@@ -156,9 +149,4 @@ class WorkingServicer(working_pb2_grpc.WorkingMemoryServiceServicer):
         stats = await self._memory.close_session(request.bank_id, session_id)
         if stats is None:
             return working_pb2.CloseSessionResponse(closed=False)
-        return working_pb2.CloseSessionResponse(
-            closed=True,
-            turn_count=stats.turn_count,
-            summary_count=stats.summary_count,
-            token_count=stats.token_count,
-        )
+        return reply_from(working_pb2.CloseSessionResponse, stats, closed=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -12,8 +13,10 @@ from hindsight.episodic.settings import EpisodicSettings
 from hindsight.episodic.store import PostgresEpisodicStore
 from hindsight.inference.service import open_service as open_inference
 from hindsight.inference.settings import InferenceSettings
+from hindsight.mcp_edge.engine import MemoryEngine, open_engine
 from hindsight.runtime.testing import serving
-from tests.integration.mesh import LayerAddresses, drop_schemas, layer_mesh
+from tests.integration.mesh import LayerAddresses, MeshCredentials, drop_schemas, layer_mesh
+from tests.integration.tiny_bench_data import write_tiny_data
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +60,32 @@ async def mesh_layers(
     """Every layer served in-process for one test module (see :func:`tests.integration.mesh.layer_mesh`)."""
     async with layer_mesh(database_url, redis_url, tmp_path_factory.mktemp("qdrant")) as addresses:
         yield addresses
+
+
+@pytest.fixture(scope="module")
+async def closed_mesh(
+    request: pytest.FixtureRequest,
+    database_url: str,
+    redis_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[LayerAddresses]:
+    """Every layer served for one test module and closed as deployed ones are, with the module's
+    ``CREDENTIALS`` (a :class:`~tests.integration.mesh.MeshCredentials`)."""
+    credentials: MeshCredentials = request.module.CREDENTIALS
+    qdrant = tmp_path_factory.mktemp("qdrant")
+    async with layer_mesh(database_url, redis_url, qdrant, credentials=credentials) as addresses:
+        yield addresses
+
+
+@pytest.fixture(scope="module")
+async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
+    """An edge engine with default settings on the module's mesh (a module that needs other settings
+    defines its own ``engine``)."""
+    async with open_engine(mesh_layers.edge_settings()) as opened:
+        yield opened
+
+
+@pytest.fixture
+def tiny_data_file(tmp_path: Path) -> Path:
+    """The tiny benchmark file of :mod:`tests.integration.tiny_bench_data`, in the test's folder."""
+    return write_tiny_data(tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,14 +15,21 @@ import redis.asyncio as aioredis
 from google.protobuf.message import Message
 from psycopg import sql
 
+from hindsight.contracts.memory.v1 import memory_pb2_grpc
 from hindsight.episodic.service import open_service as open_episodic
 from hindsight.episodic.settings import EpisodicSettings
 from hindsight.inference.service import open_service as open_inference
 from hindsight.inference.settings import InferenceSettings
+from hindsight.mcp_edge.engine import MemoryEngine
+from hindsight.mcp_edge.http import serving_mcp_http
+from hindsight.mcp_edge.service import memory_service_spec
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.reflect.service import open_service as open_reflect
 from hindsight.reflect.settings import ReflectSettings
-from hindsight.runtime.embedded import free_ports
+from hindsight.runtime.auth import Grants
+from hindsight.runtime.embedded import free_port, free_ports
+from hindsight.runtime.server import ServiceSpec
+from hindsight.runtime.testing import channel_to
 from hindsight.runtime.testing import serving as serve_closed
 from hindsight.semantic.service import open_service as open_semantic
 from hindsight.semantic.settings import SemanticSettings
@@ -253,3 +260,52 @@ async def layer_mesh(
                     await client.delete(*keys)
             finally:
                 await client.aclose()
+
+
+@dataclass(frozen=True)
+class ServedEdge:
+    """An edge engine served on loopback: a stub to its MemoryService, the service's address and, when
+    served too, the URL of its MCP tools over streamable HTTP."""
+
+    stub: memory_pb2_grpc.MemoryServiceStub
+    address: str
+    mcp_url: str = ""
+
+
+@contextlib.asynccontextmanager
+async def serving_memory(engine: MemoryEngine, credentials: MeshCredentials) -> AsyncIterator[ServedEdge]:
+    """``engine``'s MemoryService on loopback, closed with ``credentials`` as a deployed edge is (all
+    empty: authentication off), and a stub to it."""
+
+    @contextlib.asynccontextmanager
+    async def spec() -> AsyncIterator[ServiceSpec]:
+        yield memory_service_spec(engine)
+
+    async with (
+        serve_closed(
+            spec,
+            tokens=credentials.tokens,
+            internal_token=credentials.internal,
+            admin_token=credentials.admin,
+        ) as server,
+        channel_to(server) as channel,
+    ):
+        yield ServedEdge(memory_pb2_grpc.MemoryServiceStub(channel), f"127.0.0.1:{server.port}")
+
+
+@contextlib.asynccontextmanager
+async def serving_edge(
+    engine: MemoryEngine,
+    credentials: MeshCredentials,
+    grants: Grants,
+    default_bank: str,
+    mcp_engine: MemoryEngine | None = None,
+) -> AsyncIterator[ServedEdge]:
+    """:func:`serving_memory`, and MCP over streamable HTTP admitting ``grants`` (served by ``mcp_engine``
+    when given: two replicas of the edge, each with its own registry)."""
+    http_settings = EdgeSettings(mcp_port=free_port(), default_bank=default_bank)
+    async with (
+        serving_memory(engine, credentials) as memory,
+        serving_mcp_http(mcp_engine or engine, http_settings, grants) as url,
+    ):
+        yield replace(memory, mcp_url=url)

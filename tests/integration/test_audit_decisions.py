@@ -21,19 +21,13 @@ from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2, episodic_pb2_grpc
 from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
 from hindsight.mcp_edge.engine import MemoryEngine, open_engine
-from hindsight.mcp_edge.http import serving_mcp_http
-from hindsight.mcp_edge.service import memory_service_spec
-from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.auth import Grants, token_digest
 from hindsight.runtime.channels import open_channel
-from hindsight.runtime.embedded import free_port
 from hindsight.runtime.interceptors import ACTOR_HEADER
 from hindsight.runtime.records import to_timestamp
-from hindsight.runtime.server import ServiceSpec
-from hindsight.runtime.testing import channel_to, serving
 from tests.integration import test_console_api as console_api
 from tests.integration.mcp_http import call_tool, mcp_client
-from tests.integration.mesh import LayerAddresses, MeshCredentials, layer_mesh
+from tests.integration.mesh import LayerAddresses, MeshCredentials, serving_edge
 
 TIMEOUT = 30
 AGENT, OTHER_AGENT = "audit-agent-token", "audit-other-token"
@@ -56,38 +50,13 @@ class Edge:
     mesh: LayerAddresses
 
 
-@pytest.fixture(scope="module")
-async def closed_mesh(
-    database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[LayerAddresses]:
-    async with layer_mesh(
-        database_url, redis_url, tmp_path_factory.mktemp("qdrant"), credentials=CREDENTIALS
-    ) as addresses:
-        yield addresses
-
-
 @pytest.fixture
 async def edge(closed_mesh: LayerAddresses) -> AsyncIterator[Edge]:
     settings = closed_mesh.edge_settings(internal_token=CREDENTIALS.internal, admin_token=CREDENTIALS.admin)
     async with open_engine(settings) as engine:
-
-        @contextlib.asynccontextmanager
-        async def spec() -> AsyncIterator[ServiceSpec]:
-            yield memory_service_spec(engine)
-
         grants = Grants.parse(f"{CREDENTIALS.tokens};admin:{CREDENTIALS.admin}=*")
-        http_settings = EdgeSettings(mcp_port=free_port(), default_bank=BANK)
-        async with (
-            serving(
-                spec,
-                tokens=CREDENTIALS.tokens,
-                internal_token=CREDENTIALS.internal,
-                admin_token=CREDENTIALS.admin,
-            ) as server,
-            channel_to(server) as channel,
-            serving_mcp_http(engine, http_settings, grants) as url,
-        ):
-            yield Edge(engine, memory_pb2_grpc.MemoryServiceStub(channel), url, closed_mesh)
+        async with serving_edge(engine, CREDENTIALS, grants, BANK) as served:
+            yield Edge(engine, served.stub, served.mcp_url, closed_mesh)
 
 
 def _as(token: str, **headers: str) -> tuple[tuple[str, str], ...]:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Sequence
@@ -20,12 +19,9 @@ from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
 from hindsight.mcp_edge.audit import AuditQueue, entry
 from hindsight.mcp_edge.engine import MemoryEngine, open_engine
 from hindsight.mcp_edge.mcp_server import build_mcp_server
-from hindsight.mcp_edge.service import memory_service_spec
 from hindsight.runtime.auth import Caller, Grants
 from hindsight.runtime.records import to_timestamp
-from hindsight.runtime.server import ServiceSpec
-from hindsight.runtime.testing import channel_to, serving
-from tests.integration.mesh import LayerAddresses
+from tests.integration.mesh import LayerAddresses, MeshCredentials, serving_memory
 
 TIMEOUT = 20
 ADMIN = "boss-token"
@@ -57,11 +53,6 @@ def _turn(turn_id: str, text: str, source: str = "user") -> common_pb2.Turn:
     )
 
 
-@contextlib.asynccontextmanager
-async def _served(engine: MemoryEngine) -> AsyncIterator[ServiceSpec]:
-    yield memory_service_spec(engine)
-
-
 @pytest.fixture(scope="module")
 async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
     settings = mesh_layers.edge_settings(secret_policy_banks=("refuse-bank=refuse",))
@@ -71,8 +62,8 @@ async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
 
 @pytest.fixture(scope="module")
 async def stub(engine: MemoryEngine) -> AsyncIterator[memory_pb2_grpc.MemoryServiceStub]:
-    async with serving(lambda: _served(engine), tokens=TOKENS) as server, channel_to(server) as channel:
-        yield memory_pb2_grpc.MemoryServiceStub(channel)
+    async with serving_memory(engine, MeshCredentials(tokens=TOKENS)) as served:
+        yield served.stub
 
 
 def _as(token: str) -> tuple[tuple[str, str], ...]:

@@ -13,21 +13,15 @@ import pytest
 
 from hindsight.bench.load import Acknowledged, LoadResult, Sample
 from hindsight.cli.main import build_parser
-from tests.integration.tiny_bench_data import write_tiny_data
-
-
-@pytest.fixture
-def data_file(tmp_path: Path) -> Path:
-    return write_tiny_data(tmp_path)
 
 
 def test_a_tiny_load_run_serves_every_operation_and_writes_the_contract_json(
-    data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report = tmp_path / "out" / "load.json"
     args = build_parser().parse_args(
         [
-            *("bench", "load", "--data", str(data_file), "--json", str(report)),
+            *("bench", "load", "--data", str(tiny_data_file), "--json", str(report)),
             *("--agents", "3", "--seconds", "3", "--turns-per-bank", "12"),
             *("--baseline-agents", "1", "--baseline-seconds", "2", "--no-progress"),
         ]

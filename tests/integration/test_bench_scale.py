@@ -12,21 +12,15 @@ from pathlib import Path
 import pytest
 
 from hindsight.cli.main import build_parser
-from tests.integration.tiny_bench_data import write_tiny_data
-
-
-@pytest.fixture
-def data_file(tmp_path: Path) -> Path:
-    return write_tiny_data(tmp_path)
 
 
 def test_the_bench_grows_a_bank_measures_each_size_and_writes_the_contract_json(
-    data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report = tmp_path / "results" / "scale.json"
     args = build_parser().parse_args(
         [
-            *("bench", "scale", "--data", str(data_file), "--json", str(report)),
+            *("bench", "scale", "--data", str(tiny_data_file), "--json", str(report)),
             *("--max-turns", "300", "--other-banks", "2", "--other-turns", "100", "--small-turns", "50"),
             *("--queries", "4", "--settle-s", "0", "--local-cap-s", "0", "--no-progress"),
         ]

@@ -14,19 +14,13 @@ from mcp import Client
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
-from hindsight.mcp_edge.engine import MemoryEngine, open_engine
+from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.runtime.records import to_timestamp
 from tests.integration.mcp_http import call_tool, mcp_client, mcp_url
 from tests.integration.mesh import LayerAddresses
 
 TOKEN = "corrections-token"
 NOW = "2025-06-01T12:00:00Z"
-
-
-@pytest.fixture(scope="module")
-async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
-    async with open_engine(mesh_layers.edge_settings()) as opened:
-        yield opened
 
 
 @pytest.fixture(scope="module")

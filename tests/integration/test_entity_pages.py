@@ -62,12 +62,6 @@ async def _served(engine: MemoryEngine) -> AsyncIterator[ServiceSpec]:
 
 
 @pytest.fixture(scope="module")
-async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
-    async with open_engine(mesh_layers.edge_settings()) as opened:
-        yield opened
-
-
-@pytest.fixture(scope="module")
 async def memory(engine: MemoryEngine) -> AsyncIterator[memory_pb2_grpc.MemoryServiceStub]:
     """The MemoryService over the engine, with the dialogue retained in bank ``pages``."""
     async with serving(lambda: _served(engine)) as server, channel_to(server) as channel:

@@ -34,6 +34,7 @@ from hindsight.runtime.testing import channel_to, serving
 from hindsight.semantic.service import open_service as open_semantic
 from hindsight.semantic.settings import SemanticSettings
 from tests.integration.mesh import LayerAddresses, drop_schemas
+from tests.integration.outbox_wait import drained
 
 TIMEOUT = 20
 WAIT_SECONDS = 30.0
@@ -44,20 +45,6 @@ T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 def turn(turn_id: str, text: str, session: str = "s1", minute: int = 0) -> common_pb2.Turn:
     stamp = to_timestamp(T0.replace(minute=minute))
     return common_pb2.Turn(id=turn_id, session_id=session, text=text, meta=common_pb2.RecordMeta(time=stamp))
-
-
-async def drained(
-    episodic: episodic_pb2_grpc.EpisodicServiceStub, bank: str
-) -> episodic_pb2.OutboxStatusResponse:
-    """Wait (bounded) until nothing of the bank waits in the outbox."""
-    deadline = time.monotonic() + WAIT_SECONDS
-    while True:
-        status = await episodic.OutboxStatus(episodic_pb2.OutboxStatusRequest(bank_id=bank), timeout=TIMEOUT)
-        if not any(status.pending.values()):
-            return status
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the outbox did not drain: {dict(status.pending)}")
-        await asyncio.sleep(0.05)
 
 
 async def failed_at_least(settings: EpisodicSettings, attempts: int) -> None:

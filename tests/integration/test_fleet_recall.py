@@ -31,17 +31,11 @@ from hindsight.contracts.semantic.v1 import semantic_pb2
 from hindsight.contracts.working.v1 import working_pb2
 from hindsight.mcp_edge.console.reads import timeline
 from hindsight.mcp_edge.engine import MemoryEngine, open_engine
-from hindsight.mcp_edge.http import serving_mcp_http
-from hindsight.mcp_edge.service import memory_service_spec
-from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.auth import Grants
 from hindsight.runtime.banks import MAX_BANKS
-from hindsight.runtime.embedded import free_port
 from hindsight.runtime.records import to_timestamp
-from hindsight.runtime.server import ServiceSpec
-from hindsight.runtime.testing import channel_to, serving
 from tests.integration.mcp_http import call_tool, mcp_client
-from tests.integration.mesh import CallRecorder, LayerAddresses, MeshCredentials, layer_mesh
+from tests.integration.mesh import CallRecorder, LayerAddresses, MeshCredentials, layer_mesh, serving_edge
 
 TIMEOUT = 30
 ALPHA, BETA, OUTSIDER = "fleet-alpha-token", "fleet-beta-token", "fleet-outsider-token"
@@ -133,24 +127,8 @@ async def _edge(layers: LayerAddresses, recorder: CallRecorder) -> AsyncIterator
         record_access=False,
         ask_unweighted=True,  # every layer, working memory too (weighing 0, a default edge skips it)
     )
-    async with open_engine(settings) as engine:
-
-        @contextlib.asynccontextmanager
-        async def spec() -> AsyncIterator[ServiceSpec]:
-            yield memory_service_spec(engine)
-
-        http_settings = EdgeSettings(mcp_port=free_port(), default_bank=OWN)
-        async with (
-            serving(
-                spec,
-                tokens=CREDENTIALS.tokens,
-                internal_token=CREDENTIALS.internal,
-                admin_token=CREDENTIALS.admin,
-            ) as server,
-            channel_to(server) as channel,
-            serving_mcp_http(engine, http_settings, GRANTS) as url,
-        ):
-            yield Fleet(engine, memory_pb2_grpc.MemoryServiceStub(channel), url, recorder)
+    async with open_engine(settings) as engine, serving_edge(engine, CREDENTIALS, GRANTS, OWN) as served:
+        yield Fleet(engine, served.stub, served.mcp_url, recorder)
 
 
 async def _recall(fleet: Fleet, token: str = ALPHA, **fields: Any) -> memory_pb2.RecallResponse:

@@ -11,14 +11,13 @@ credential and the admin token are served by every layer RPC, but for the few th
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
 
 import grpc
 import pytest
 
 from hindsight.runtime.channels import open_channel
 from hindsight.runtime.roles import ROLES, Role
-from tests.integration.mesh import LayerAddresses, MeshCredentials, layer_mesh
+from tests.integration.mesh import LayerAddresses, MeshCredentials
 from tests.integration.rpcs import Rpc, call_answered, every_rpc
 
 BANK = "roles-bank"
@@ -36,16 +35,6 @@ EDGE = "mcp_edge"
 def layer_rpcs() -> list[Rpc]:
     """Every RPC of every layer's own port, from the generated descriptors."""
     return [rpc for rpc in every_rpc() if rpc.layer != EDGE]
-
-
-@pytest.fixture(scope="module")
-async def closed_mesh(
-    database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[LayerAddresses]:
-    async with layer_mesh(
-        database_url, redis_url, tmp_path_factory.mktemp("qdrant"), credentials=CREDENTIALS
-    ) as addresses:
-        yield addresses
 
 
 def _address(mesh: LayerAddresses, rpc: Rpc) -> str:

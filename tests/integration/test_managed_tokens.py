@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -25,15 +24,9 @@ from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
 from hindsight.mcp_edge.engine import MemoryEngine, open_engine
-from hindsight.mcp_edge.http import serving_mcp_http
-from hindsight.mcp_edge.service import memory_service_spec
-from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.auth import grants_for
-from hindsight.runtime.embedded import free_port
 from hindsight.runtime.records import to_timestamp
-from hindsight.runtime.server import ServiceSpec
-from hindsight.runtime.testing import channel_to, serving
-from tests.integration.mesh import LayerAddresses, MeshCredentials, layer_mesh
+from tests.integration.mesh import LayerAddresses, MeshCredentials, serving_edge
 
 READER, WRITER, FORGETTER = "reader-token", "writer-token", "forgetter-token"
 BANK = "fleet-bank"
@@ -60,42 +53,15 @@ class Edges:
     mcp_url: str
 
 
-@pytest.fixture(scope="module")
-async def closed_mesh(
-    database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[LayerAddresses]:
-    async with layer_mesh(
-        database_url, redis_url, tmp_path_factory.mktemp("qdrant"), credentials=CREDENTIALS
-    ) as addresses:
-        yield addresses
-
-
 @pytest.fixture
 async def edges(closed_mesh: LayerAddresses) -> AsyncIterator[Edges]:
     settings = closed_mesh.edge_settings(internal_token=CREDENTIALS.internal, admin_token=CREDENTIALS.admin)
     async with open_engine(settings) as grpc_engine, open_engine(settings) as mcp_engine:
-
-        @contextlib.asynccontextmanager
-        async def spec() -> AsyncIterator[ServiceSpec]:
-            yield memory_service_spec(grpc_engine)
-
         grants = grants_for(
             tokens=CREDENTIALS.tokens, internal_token=CREDENTIALS.internal, admin_token=CREDENTIALS.admin
         )
-        http_settings = EdgeSettings(mcp_port=free_port(), default_bank=BANK)
-        async with (
-            serving(
-                spec,
-                tokens=CREDENTIALS.tokens,
-                internal_token=CREDENTIALS.internal,
-                admin_token=CREDENTIALS.admin,
-            ) as server,
-            channel_to(server) as channel,
-            serving_mcp_http(mcp_engine, http_settings, grants) as url,
-        ):
-            yield Edges(
-                memory_pb2_grpc.MemoryServiceStub(channel), f"127.0.0.1:{server.port}", grpc_engine, url
-            )
+        async with serving_edge(grpc_engine, CREDENTIALS, grants, BANK, mcp_engine=mcp_engine) as served:
+            yield Edges(served.stub, served.address, grpc_engine, served.mcp_url)
 
 
 def _as(token: str) -> tuple[tuple[str, str], ...]:

@@ -18,7 +18,7 @@ from mcp.shared.auth import ProtectedResourceMetadata
 
 from hindsight.cli.mcp_stdio import LOCAL_USER
 from hindsight.mcp_edge.endpoint import HttpEndpoint
-from hindsight.mcp_edge.engine import MemoryEngine, open_engine
+from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.mcp_edge.http import serving_mcp_http
 from hindsight.mcp_edge.mcp_auth import http_auth_for
 from hindsight.mcp_edge.mcp_server import build_mcp_server
@@ -26,18 +26,11 @@ from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.auth import Caller, Grants
 from hindsight.runtime.embedded import free_port
 from hindsight.runtime.settings import SettingsError
-from tests.integration.mesh import LayerAddresses
 from tests.jwt_issuer import ISSUER, Issuer, serving_jwks
 
 TOKENS = "alpha-token=bank-a;ops-token=*"
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 MCP_HEADERS = {"accept": "application/json, text/event-stream"}
-
-
-@pytest.fixture(scope="module")
-async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
-    async with open_engine(mesh_layers.edge_settings()) as opened:
-        yield opened
 
 
 @contextlib.asynccontextmanager

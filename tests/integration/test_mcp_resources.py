@@ -5,7 +5,6 @@ tokens, where a token for another bank is refused."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2
@@ -14,25 +13,18 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from hindsight.mcp_edge.engine import MemoryEngine, open_engine
+from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.mcp_edge.http import serving_mcp_http
 from hindsight.mcp_edge.mcp_server import build_mcp_server
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.auth import Caller, Grants
 from hindsight.runtime.embedded import free_port
-from tests.integration.mesh import LayerAddresses
 
 TEMPLATES = {
     "hindsight://banks/{bank}/recent",
     "hindsight://banks/{bank}/lessons",
     "hindsight://banks/{bank}/entities",
 }
-
-
-@pytest.fixture(scope="module")
-async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
-    async with open_engine(mesh_layers.edge_settings()) as opened:
-        yield opened
 
 
 async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import grpc
@@ -28,7 +27,7 @@ from hindsight.contracts.episodic.v1 import episodic_pb2, episodic_pb2_grpc
 from hindsight.episodic import outbox
 from hindsight.episodic.service import open_service as open_episodic
 from hindsight.episodic.settings import EpisodicSettings
-from hindsight.mcp_edge.engine import MemoryEngine, open_engine
+from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.mcp_edge.http import serving_mcp_http
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime import metrics
@@ -38,7 +37,7 @@ from hindsight.runtime.main import refuse_bad_telemetry
 from hindsight.runtime.metrics import MetricsSettings, serving_metrics
 from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.testing import channel_to, serving
-from tests.integration.mesh import LayerAddresses, drop_schemas
+from tests.integration.mesh import drop_schemas
 from tests.integration.prometheus import Scrape, scrape
 from tests.integration.test_mesh import (  # the mesh's own helpers and fixtures: the same way of starting it
     environment,  # noqa: F401  (a fixture shared_stores uses)
@@ -160,12 +159,6 @@ def test_restarts_are_a_gauge_per_service() -> None:
     metrics.set_restarts("semantic", 3)
     metrics.set_restarts("semantic", 4)
     assert REGISTRY.get_sample_value("hindsight_service_restarts", {"service": "semantic"}) == 4
-
-
-@pytest.fixture(scope="module")
-async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
-    async with open_engine(mesh_layers.edge_settings()) as opened:
-        yield opened
 
 
 async def test_mcp_requests_layer_calls_and_model_batches_show_in_the_scrape(engine: MemoryEngine) -> None:

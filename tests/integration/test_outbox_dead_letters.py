@@ -28,6 +28,7 @@ from hindsight.runtime.testing import channel_to, serving
 from hindsight.semantic.service import open_service as open_semantic
 from hindsight.semantic.settings import SemanticSettings
 from tests.integration.mesh import drop_schemas
+from tests.integration.outbox_wait import drained
 
 TIMEOUT = 20
 WAIT_SECONDS = 30.0
@@ -177,20 +178,6 @@ async def test_a_refused_episode_goes_to_the_dead_letters_and_later_turns_are_in
     while REGISTRY.get_sample_value("hindsight_outbox_dead_letters", {"target": "semantic"}) != 1:
         assert time.monotonic() < deadline, "the dead-letter gauge never read 1"
         await asyncio.sleep(0.1)
-
-
-async def drained(
-    episodic: episodic_pb2_grpc.EpisodicServiceStub, bank: str
-) -> episodic_pb2.OutboxStatusResponse:
-    """Wait (bounded) until nothing of the bank waits in the outbox."""
-    deadline = time.monotonic() + WAIT_SECONDS
-    while True:
-        status = await episodic.OutboxStatus(episodic_pb2.OutboxStatusRequest(bank_id=bank), timeout=TIMEOUT)
-        if not any(status.pending.values()):
-            return status
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the outbox did not drain: {dict(status.pending)}")
-        await asyncio.sleep(0.05)
 
 
 async def test_entries_larger_together_than_a_request_may_be_are_delivered_in_several(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import grpc
@@ -15,18 +14,11 @@ import pytest
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.contracts.reflect.v1 import reflect_pb2
 from hindsight.mcp_edge.domain import RecallQuery
-from hindsight.mcp_edge.engine import MemoryEngine, open_engine
+from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.runtime.records import RecordMeta, Role, Turn
-from tests.integration.mesh import LayerAddresses
 
 T0 = datetime(2025, 7, 1, 9, 0, tzinfo=UTC)
 TIMEOUT = 20
-
-
-@pytest.fixture(scope="module")
-async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
-    async with open_engine(mesh_layers.edge_settings()) as opened:
-        yield opened
 
 
 def _bank() -> str:

@@ -46,12 +46,6 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
-    async with open_engine(mesh_layers.edge_settings()) as opened:
-        yield opened
-
-
-@pytest.fixture(scope="module")
 async def url(engine: MemoryEngine) -> AsyncIterator[str]:
     async with mcp_url(engine, "flags", TOKEN) as served:
         yield served

@@ -16,10 +16,8 @@ import pytest
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
-from hindsight.runtime.records import to_timestamp
-from hindsight.runtime.testing import channel_to, serving
-from hindsight.semantic.service import open_service
 from hindsight.semantic.settings import SemanticSettings
+from tests.integration.semantic_layer import serve_semantic, turn_record
 
 TIMEOUT = 60
 TURN = semantic_pb2.RECORD_KIND_TURN
@@ -30,8 +28,8 @@ START = datetime(2024, 3, 1, 12, tzinfo=UTC)
 @pytest.fixture
 async def stub(inference_addr: str) -> AsyncIterator[semantic_pb2_grpc.SemanticServiceStub]:
     settings = SemanticSettings(inference_addr=inference_addr, qdrant_url="", qdrant_backend="edge")
-    async with serving(lambda: open_service(settings)) as server, channel_to(server) as channel:
-        yield semantic_pb2_grpc.SemanticServiceStub(channel)
+    async with serve_semantic(settings) as served:
+        yield served
 
 
 def turn(
@@ -43,16 +41,7 @@ def turn(
     source: int = common_pb2.SOURCE_USER,
     session: str = "s1",
 ) -> semantic_pb2.SemanticRecord:
-    return semantic_pb2.SemanticRecord(
-        id=turn_id,
-        kind=TURN,
-        text=text,
-        speaker=speaker,
-        session_id=session,
-        meta=common_pb2.RecordMeta(
-            source_turn_ids=[*cites] or [turn_id], source=source, time=to_timestamp(when)
-        ),
-    )
+    return turn_record(turn_id, text, when, speaker, session, cites=cites, source=source)
 
 
 async def upsert(stub: semantic_pb2_grpc.SemanticServiceStub, bank: str, *records) -> None:

@@ -26,6 +26,7 @@ from hindsight.semantic.payloads import point_id
 from hindsight.semantic.records import RecordKind, SearchOptions, SemanticRecord, alias_name
 from hindsight.semantic.service import open_service
 from hindsight.semantic.settings import SemanticSettings
+from tests.integration.semantic_layer import serve_semantic, turn_record
 from tests.llm_test_server import Reply, openai_test_server
 
 TIMEOUT = 30
@@ -50,8 +51,8 @@ async def stub(
         settings = SemanticSettings(
             inference_addr=inference_addr, qdrant_url="", qdrant_backend=request.param
         )
-    async with serving(lambda: open_service(settings)) as server, channel_to(server) as channel:
-        yield semantic_pb2_grpc.SemanticServiceStub(channel)
+    async with serve_semantic(settings) as served:
+        yield served
     if request.param == "server":
         client = AsyncQdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key or None)
         try:
@@ -72,16 +73,7 @@ def at(year: int, month: int = 1, day: int = 1) -> datetime:
 def turn(
     turn_id: str, text: str, when: datetime, speaker: str = "Alice", session: str = "s1"
 ) -> semantic_pb2.SemanticRecord:
-    return semantic_pb2.SemanticRecord(
-        id=turn_id,
-        kind=TURN,
-        text=text,
-        speaker=speaker,
-        session_id=session,
-        meta=common_pb2.RecordMeta(
-            source_turn_ids=[turn_id], source=common_pb2.SOURCE_USER, time=to_timestamp(when)
-        ),
-    )
+    return turn_record(turn_id, text, when, speaker, session)
 
 
 def fact(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -25,14 +24,9 @@ from hindsight.semantic.embedder import describe_model
 from hindsight.semantic.records import collection_name
 from hindsight.semantic.service import SERVICE_NAME, open_service
 from hindsight.semantic.settings import SemanticSettings
+from tests.integration.semantic_layer import serve_semantic as semantic
 
 TIMEOUT = 30
-
-
-@contextlib.asynccontextmanager
-async def semantic(settings: SemanticSettings) -> AsyncIterator[semantic_pb2_grpc.SemanticServiceStub]:
-    async with serving(lambda: open_service(settings)) as server, channel_to(server) as channel:
-        yield semantic_pb2_grpc.SemanticServiceStub(channel)
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -32,16 +31,10 @@ from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
 from hindsight.contracts.reflect.v1 import reflect_pb2
 from hindsight.contracts.semantic.v1 import semantic_pb2
 from hindsight.mcp_edge.engine import MemoryEngine, open_engine
-from hindsight.mcp_edge.http import serving_mcp_http
-from hindsight.mcp_edge.service import memory_service_spec
-from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.auth import Grants
-from hindsight.runtime.embedded import free_port
 from hindsight.runtime.records import to_timestamp
-from hindsight.runtime.server import ServiceSpec
-from hindsight.runtime.testing import channel_to, serving
 from tests.integration.mcp_http import call_tool, mcp_client
-from tests.integration.mesh import LayerAddresses, MeshCredentials, layer_mesh
+from tests.integration.mesh import LayerAddresses, MeshCredentials, layer_mesh, serving_edge
 
 TIMEOUT = 30
 ALPHA, BETA, GAMMA, MATE = "share-alpha-token", "share-beta-token", "share-gamma-token", "share-mate-token"
@@ -93,30 +86,8 @@ async def team(
             llm_rewrite=False,
             record_access=False,
         )
-        async with open_engine(settings) as engine:
-
-            @contextlib.asynccontextmanager
-            async def spec() -> AsyncIterator[ServiceSpec]:
-                yield memory_service_spec(engine)
-
-            async with (
-                serving(
-                    spec,
-                    tokens=CREDENTIALS.tokens,
-                    internal_token=CREDENTIALS.internal,
-                    admin_token=CREDENTIALS.admin,
-                ) as server,
-                channel_to(server) as channel,
-                serving_mcp_http(engine, EdgeSettings(mcp_port=free_port(), default_bank=OWN), GRANTS) as url,
-            ):
-                yield Team(
-                    engine,
-                    memory_pb2_grpc.MemoryServiceStub(channel),
-                    f"127.0.0.1:{server.port}",
-                    url,
-                    layers,
-                    database_url,
-                )
+        async with open_engine(settings) as engine, serving_edge(engine, CREDENTIALS, GRANTS, OWN) as served:
+            yield Team(engine, served.stub, served.address, served.mcp_url, layers, database_url)
 
 
 def _unique(prefix: str) -> str:

@@ -5,7 +5,6 @@ memory's validity without deleting it, audited; a bad ``as_of`` is refused namin
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -19,13 +18,10 @@ from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.contracts.memory.v1 import memory_pb2, memory_pb2_grpc
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
-from hindsight.mcp_edge.engine import MemoryEngine, open_engine
-from hindsight.mcp_edge.service import memory_service_spec
+from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.runtime.records import to_timestamp
-from hindsight.runtime.server import ServiceSpec
-from hindsight.runtime.testing import channel_to, serving
 from tests.integration.mcp_http import call_tool, mcp_client, mcp_url
-from tests.integration.mesh import LayerAddresses
+from tests.integration.mesh import LayerAddresses, MeshCredentials, serving_memory
 
 TOKEN = "validity-token"
 TIMEOUT = 20
@@ -58,26 +54,15 @@ STANDUP = {
 
 
 @pytest.fixture(scope="module")
-async def engine(mesh_layers: LayerAddresses) -> AsyncIterator[MemoryEngine]:
-    async with open_engine(mesh_layers.edge_settings()) as opened:
-        yield opened
-
-
-@pytest.fixture(scope="module")
 async def url(engine: MemoryEngine) -> AsyncIterator[str]:
     async with mcp_url(engine, "validity", TOKEN) as served:
         yield served
 
 
-@contextlib.asynccontextmanager
-async def _served(engine: MemoryEngine) -> AsyncIterator[ServiceSpec]:
-    yield memory_service_spec(engine)
-
-
 @pytest.fixture(scope="module")
 async def stub(engine: MemoryEngine) -> AsyncIterator[memory_pb2_grpc.MemoryServiceStub]:
-    async with serving(lambda: _served(engine), tokens=f"{TOKEN}=*") as server, channel_to(server) as channel:
-        yield memory_pb2_grpc.MemoryServiceStub(channel)
+    async with serving_memory(engine, MeshCredentials(tokens=f"{TOKEN}=*")) as served:
+        yield served.stub
 
 
 METADATA = (("authorization", f"Bearer {TOKEN}"),)

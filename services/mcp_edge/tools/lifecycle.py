@@ -63,11 +63,7 @@ def register(server: MCPServer, engine: MemoryEngine, access: ToolContext) -> No
             result = await engine.forget(
                 access.bank(bank, ctx), list(turn_ids or ()), hard=hard, turn_filter=turn_filter
             )
-        return ForgetOutput(
-            forgotten_count=result.forgotten_count,
-            unindexed_count=result.unindexed_count,
-            working_removed_count=result.working_removed_count,
-        )
+        return ForgetOutput.model_validate(result, from_attributes=True)
 
     @server.tool(annotations=_hints("Invalidate memories", destructive=True, idempotent=True))
     async def invalidate(
@@ -87,12 +83,7 @@ def register(server: MCPServer, engine: MemoryEngine, access: ToolContext) -> No
         (they come back marked outdated, below what holds), history and `as_of` still show them."""
         with _tool_errors():
             result = await invalidate_memories(engine, access.bank(bank, ctx), ids, reason, as_utc(valid_to))
-        return InvalidateOutput(
-            invalidated_ids=list(result.invalidated_ids),
-            unchanged_ids=list(result.unchanged_ids),
-            unknown_ids=list(result.unknown_ids),
-            derived_ids=list(result.derived_ids),
-        )
+        return InvalidateOutput.model_validate(result, from_attributes=True)
 
     @server.tool(annotations=_hints("Purge memories for good", destructive=True, idempotent=True))
     async def purge(
@@ -113,14 +104,7 @@ def register(server: MCPServer, engine: MemoryEngine, access: ToolContext) -> No
         This cannot be undone."""
         with _tool_errors():
             result = await engine.purge(access.bank(bank, ctx), list(ids or ()), session_id, whole_bank)
-        return PurgeOutput(
-            turn_count=result.turn_count,
-            episode_count=result.episode_count,
-            unindexed_count=result.unindexed_count,
-            working_removed_count=result.working_removed_count,
-            lesson_count=result.lesson_count,
-            shared_copy_count=result.shared_copy_count,
-        )
+        return PurgeOutput.model_validate(result, from_attributes=True)
 
     @server.tool(annotations=_hints("Compress working memory"))
     async def compress(

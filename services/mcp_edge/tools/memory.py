@@ -29,7 +29,6 @@ from hindsight.mcp_edge.tools.access import (
 from hindsight.mcp_edge.tools.outputs import (
     ListRecentOutput,
     RetainOutput,
-    ScreenedOutput,
     UpdateOutput,
     _turn_output,
 )
@@ -119,15 +118,7 @@ def register(server: MCPServer, engine: MemoryEngine, access: ToolContext) -> No
                 front="mcp",
                 actor=access.caller().name,
             )
-        return RetainOutput(
-            turn_ids=list(result.turn_ids),
-            duplicate_count=result.duplicate_count,
-            indexed=result.indexed,
-            screened=[
-                ScreenedOutput(turn_id=i.turn_id, kind=i.kind, reason=i.reason, action=i.action)
-                for i in result.screened
-            ],
-        )
+        return RetainOutput.model_validate(result, from_attributes=True)
 
     @server.tool(annotations=_hints("List recent memories", read_only=True, idempotent=True))
     async def list_recent(

@@ -1,5 +1,11 @@
 """The tools' output models (the SDK publishes them as output schemas) and the converters from the layers'
 messages that several tools share. Recall's larger result lives in :mod:`.recall_output`.
+
+A model that only repeats a domain record (forget, invalidate, purge, retain) is filled from it by name,
+``Model.model_validate(record, from_attributes=True)``, with no converter. The models stay declared here
+rather than generated from the dataclasses: the published schema carries their own titles, descriptions
+and list types, which a generated model would lose (``tests/unit/test_mcp_outputs.py`` keeps their fields
+in step with the records').
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ def recall_output(result: RecallResult) -> RecallOutput:
                 importance=m.meta.importance,
                 supersedes=list(m.supersedes),
                 superseded_by=m.superseded_by,
-                flags=[FlagOutput(kind=f.kind, reason=f.reason) for f in m.flags],
+                flags=[FlagOutput.model_validate(f, from_attributes=True) for f in m.flags],
                 valid_from=m.valid_from,
                 valid_to=m.valid_to,
                 outdated=bool(m.outdated),
@@ -130,10 +130,7 @@ def recall_output(result: RecallResult) -> RecallOutput:
             )
             for m in result.memories
         ],
-        warnings=[
-            WarningOutput(id=w.id, kind=w.kind, reason=w.reason, excerpt=w.excerpt, time=w.time)
-            for w in result.warnings
-        ],
+        warnings=[WarningOutput.model_validate(w, from_attributes=True) for w in result.warnings],
         context=result.context.text,
         context_ids=list(result.context.ids),
         context_tokens=result.context.tokens,
