@@ -48,6 +48,7 @@ from hindsight.episodic.outbox_entries import (
     OutboxEntry,
     retry_times,
 )
+from hindsight.episodic.outbox_queue import PreviousTurn
 from hindsight.episodic.settings import EpisodicSettings
 from hindsight.episodic.store import EpisodicStore
 from hindsight.runtime import metrics
@@ -55,6 +56,7 @@ from hindsight.runtime.channels import LayerClient, message_limits
 from hindsight.runtime.errors import HindsightError
 from hindsight.runtime.records import Turn, utcnow
 from hindsight.runtime.server import being_cancelled
+from hindsight.runtime.text import key_of
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +82,12 @@ def episode_text(episode: Episode) -> str:
     return "\n".join(f"{label}: {text}" for label, text in parts if text.strip())
 
 
-def turn_record(turn: Turn) -> semantic_pb2.SemanticRecord:
-    """A turn as a semantic record (same id, so indexing it again replaces it)."""
+def turn_record(turn: Turn, before: PreviousTurn | None = None) -> semantic_pb2.SemanticRecord:
+    """A turn as a semantic record (same id, so indexing it again replaces it), with the turn it answers
+    when ``before`` (the turn just before it in its session) is another speaker's."""
+    answered = None
+    if before is not None and answers(turn, before):
+        answered = semantic_pb2.TurnContext(id=before.id, speaker=before.speaker, text=before.text)
     return semantic_pb2.SemanticRecord(
         id=turn.id,
         kind=semantic_pb2.RECORD_KIND_TURN,
@@ -89,7 +95,16 @@ def turn_record(turn: Turn) -> semantic_pb2.SemanticRecord:
         speaker=turn.speaker,
         session_id=turn.session_id,
         meta=turn.meta.to_pb(),
+        replies_to=answered,
     )
+
+
+def answers(turn: Turn, before: PreviousTurn) -> bool:
+    """Whether ``turn`` replies to ``before``: another speaker said it (by name where both have one, else
+    by role). A speaker's second message in a row goes on with their own thought: read alone."""
+    if turn.speaker.strip() and before.speaker.strip():
+        return key_of(turn.speaker) != key_of(before.speaker)
+    return turn.role.value != before.role
 
 
 def episode_record(episode: Episode) -> semantic_pb2.SemanticRecord:
@@ -460,8 +475,10 @@ class OutboxDeliverer:
             raise RuntimeError("no semantic layer configured")
         turn_ids = list(dict.fromkeys(entry.record_id for entry in run if entry.record_kind == TURN))
         episode_ids = list(dict.fromkeys(entry.record_id for entry in run if entry.record_kind == EPISODE))
-        state = await self.store.sync_state(bank_id, turn_ids, episode_ids)
-        records = [(turn.id, turn_record(turn)) for turn in state.turns.values()]
+        state = await self.store.sync_state(
+            bank_id, turn_ids, episode_ids, with_before=self.settings.reply_context
+        )
+        records = [(turn.id, turn_record(turn, state.before.get(turn.id))) for turn in state.turns.values()]
         records += [(episode.id, episode_record(episode)) for episode in state.episodes.values()]
         gone = [i for i in turn_ids if i not in state.turns] + [
             i for i in episode_ids if i not in state.episodes

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from psycopg import sql
+from psycopg import AsyncConnection, sql
+from psycopg.rows import DictRow
 
 from hindsight.episodic.episode_rows import EPISODE_COLUMNS, episode_from_row
 from hindsight.episodic.models import Episode
@@ -48,6 +49,18 @@ class SyncState:
 
     turns: dict[str, Turn] = field(default_factory=dict)
     episodes: dict[str, Episode] = field(default_factory=dict)
+    before: dict[str, PreviousTurn] = field(default_factory=dict)
+    """Turn id -> the live turn just before it in its session (asked with ``with_before``)."""
+
+
+@dataclass(frozen=True)
+class PreviousTurn:
+    """The turn just before another in its session: what that one may answer."""
+
+    id: str
+    speaker: str
+    role: str
+    text: str
 
 
 class OutboxQueue(StoreBase):
@@ -134,10 +147,15 @@ class OutboxQueue(StoreBase):
         return [entry_from_row(row) for row in rows]
 
     async def sync_state(
-        self, bank_id: str, turn_ids: Sequence[str], episode_ids: Sequence[str]
+        self,
+        bank_id: str,
+        turn_ids: Sequence[str],
+        episode_ids: Sequence[str],
+        with_before: bool = False,
     ) -> SyncState:
         turns: dict[str, Turn] = {}
         episodes: dict[str, Episode] = {}
+        before: dict[str, PreviousTurn] = {}
         async with self._connection() as conn:
             if turn_ids:
                 statement = sql.SQL(
@@ -146,6 +164,8 @@ class OutboxQueue(StoreBase):
                 ).format(columns=TURN_COLUMNS, turns=self._turns)
                 for row in await (await conn.execute(statement, (bank_id, list(turn_ids)))).fetchall():
                     turns[row["id"]] = turn_from_row(row)
+            if turns and with_before:
+                before = await self._turns_before(conn, bank_id, list(turns))
             if episode_ids:
                 statement = sql.SQL(
                     "SELECT {columns} FROM {episodes} WHERE bank_id = %s AND id = ANY(%s) AND archived_at "
@@ -153,7 +173,24 @@ class OutboxQueue(StoreBase):
                 ).format(columns=EPISODE_COLUMNS, episodes=self._episodes)
                 for row in await (await conn.execute(statement, (bank_id, list(episode_ids)))).fetchall():
                     episodes[row["id"]] = episode_from_row(row)
-        return SyncState(turns, episodes)
+        return SyncState(turns, episodes, before)
+
+    async def _turns_before(
+        self, conn: AsyncConnection[DictRow], bank_id: str, turn_ids: list[str]
+    ) -> dict[str, PreviousTurn]:
+        """For each turn of a session, the live turn just before it there (by time, then written order)."""
+        statement = sql.SQL(
+            "SELECT t.id AS turn_id, p.id, p.speaker, p.role, p.text FROM {turns} t CROSS JOIN LATERAL ("
+            "  SELECT id, speaker, role, text FROM {turns} p WHERE p.bank_id = t.bank_id "
+            "  AND p.session_id = t.session_id AND p.archived_at IS NULL "
+            "  AND (p.occurred_at, p.seq) < (t.occurred_at, t.seq) "
+            "  ORDER BY p.occurred_at DESC, p.seq DESC LIMIT 1) p "
+            "WHERE t.bank_id = %s AND t.id = ANY(%s) AND t.session_id <> ''"
+        ).format(turns=self._turns)
+        rows = await (await conn.execute(statement, (bank_id, turn_ids))).fetchall()
+        return {
+            row["turn_id"]: PreviousTurn(row["id"], row["speaker"], row["role"], row["text"]) for row in rows
+        }
 
     async def delivered(self, entries: Sequence[OutboxEntry]) -> None:
         if not entries:

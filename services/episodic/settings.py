@@ -89,6 +89,12 @@ class EpisodicSettings:
         4 * 1024 * 1024,
         "Largest delivery request, in bytes (serialized); kept under HINDSIGHT_MAX_REQUEST_BYTES.",
     )
+    reply_context: bool = env(
+        "HINDSIGHT_EPISODIC_REPLY_CONTEXT",
+        True,
+        "Send each turn to semantic memory with the turn just before it in its session when another speaker "
+        "said it, to be read into its vector (a reply is found by what it answers; docs/retrieval.md).",
+    )
     half_life_days: float = env(
         "HINDSIGHT_EPISODIC_HALF_LIFE_DAYS", 7.0, "Keyword scores of records this old count half as much."
     )

@@ -232,9 +232,14 @@ class EpisodicStore(Protocol):
         ...
 
     async def sync_state(
-        self, bank_id: str, turn_ids: Sequence[str], episode_ids: Sequence[str]
+        self,
+        bank_id: str,
+        turn_ids: Sequence[str],
+        episode_ids: Sequence[str],
+        with_before: bool = False,
     ) -> SyncState:
-        """The live turns and episodes among these ids."""
+        """The live turns and episodes among these ids (``with_before``: and the turn before each turn in
+        its session)."""
         ...
 
     async def delivered(self, entries: Sequence[OutboxEntry]) -> None:

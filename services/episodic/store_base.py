@@ -169,18 +169,32 @@ class StoreBase:
 
     # ----- new turns -----------------------------------------------------------------------------------
     async def _insert_turns(
-        self, conn: AsyncConnection[DictRow], bank_id: str, params: Sequence[dict[str, Any]]
+        self,
+        conn: AsyncConnection[DictRow],
+        bank_id: str,
+        params: Sequence[dict[str, Any]],
+        written: Sequence[str] = (),
     ) -> list[str]:
-        """Insert turn rows (ids already stored are skipped); the ids inserted."""
+        """Insert turn rows (ids already stored are skipped); the ids inserted. ``written``: the ids in the
+        order the caller wrote them (default: the order of ``params``), which numbers them (``seq``)."""
         if not params:
             return []
+        numbers = sql.SQL(
+            "SELECT nextval(format('%%I.%%I', %s::text, 'turns_seq')::regclass) AS n "
+            "FROM generate_series(1, %s)"
+        )
+        rows = await (await conn.execute(numbers, (self._schema, len(params)))).fetchall()
+        position = {turn_id: i for i, turn_id in enumerate(written or [p["id"] for p in params])}
+        by_position = sorted(params, key=lambda p: position.get(p["id"], len(position)))
+        seqs = dict(zip((p["id"] for p in by_position), sorted(int(row["n"]) for row in rows), strict=True))
+        params = [{**p, "seq": seqs[p["id"]]} for p in params]
         statement = sql.SQL(
             "INSERT INTO {turns} (bank_id, id, session_id, role, speaker, text, source, trust, occurred_at, "
-            "tags, importance, source_turn_ids, schema_version, search_terms, term_count, analyzer, agent) "
-            "VALUES (%(bank_id)s, %(id)s, %(session_id)s, %(role)s, %(speaker)s, %(text)s, %(source)s, "
+            "tags, importance, source_turn_ids, schema_version, search_terms, term_count, analyzer, agent, "
+            "seq) VALUES (%(bank_id)s, %(id)s, %(session_id)s, %(role)s, %(speaker)s, %(text)s, %(source)s, "
             "%(trust)s, coalesce(%(occurred_at)s::timestamptz, now()), %(tags)s, %(importance)s, "
             "%(source_turn_ids)s, %(schema_version)s, %(search_terms)s::tsvector, %(term_count)s, "
-            "%(analyzer)s, %(agent)s) "
+            "%(analyzer)s, %(agent)s, %(seq)s) "
             "ON CONFLICT (bank_id, id) DO NOTHING RETURNING id"
         ).format(turns=self._turns)
         recorded: list[str] = []

@@ -81,7 +81,7 @@ class TurnRecords(StoreBase):
             await self.lineage.refuse_purged(conn, bank_id, [turn.id for turn in ordered], "turns")
             queued = await self.quarantine.held_ids(conn, bank_id, [turn.id for turn, _ in ordinary])
             params = [turn_params(bank_id, turn, terms) for turn, terms in ordinary if turn.id not in queued]
-            recorded = await self._insert_turns(conn, bank_id, params)
+            recorded = await self._insert_turns(conn, bank_id, params, [turn.id for turn in turns])
             await self.keywords.index(conn, bank_id, recorded)  # right after the turns: the lock order
             quarantined = await self.quarantine.hold(conn, bank_id, holding, actor)
             fresh = set(recorded)
@@ -211,16 +211,16 @@ class TurnRecords(StoreBase):
         self, bank_id: str, old_id: str, new: Turn, claim_until: datetime | None = None
     ) -> tuple[Turn, tuple[int, ...]]:
         lock = sql.SQL(
-            "SELECT archived_at, term_count, coalesce(chain_id, id) AS chain FROM {turns} "
+            "SELECT archived_at, term_count, coalesce(chain_id, id) AS chain, seq FROM {turns} "
             "WHERE bank_id = %s AND id = %s FOR UPDATE"
         ).format(turns=self._turns)
         insert = sql.SQL(
             "INSERT INTO {turns} (bank_id, id, session_id, role, speaker, text, source, trust, occurred_at, "
             "tags, importance, source_turn_ids, schema_version, search_terms, term_count, analyzer, "
-            "chain_id, agent) VALUES (%(bank_id)s, %(id)s, %(session_id)s, %(role)s, %(speaker)s, %(text)s, "
-            "%(source)s, %(trust)s, coalesce(%(occurred_at)s::timestamptz, now()), %(tags)s, %(importance)s, "
-            "%(source_turn_ids)s, %(schema_version)s, %(search_terms)s::tsvector, %(term_count)s, "
-            "%(analyzer)s, %(chain_id)s, %(agent)s) RETURNING {columns}"
+            "chain_id, agent, seq) VALUES (%(bank_id)s, %(id)s, %(session_id)s, %(role)s, %(speaker)s, "
+            "%(text)s, %(source)s, %(trust)s, coalesce(%(occurred_at)s::timestamptz, now()), %(tags)s, "
+            "%(importance)s, %(source_turn_ids)s, %(schema_version)s, %(search_terms)s::tsvector, "
+            "%(term_count)s, %(analyzer)s, %(chain_id)s, %(agent)s, %(seq)s) RETURNING {columns}"
         ).format(turns=self._turns, columns=TURN_COLUMNS)
         supersede = sql.SQL(
             "UPDATE {turns} SET archived_at = now(), superseded_by = %s WHERE bank_id = %s AND id = %s"
@@ -236,7 +236,8 @@ class TurnRecords(StoreBase):
                     f"turn {old_id!r} is archived (forgotten or superseded); restore it first"
                 )
             # The new version joins the old one's chain: a purge of any version deletes them all.
-            values = {**turn_params(bank_id, new, analysed), "chain_id": old["chain"]}
+            # It takes the old one's place in its session too (the turn before it, the turn after it).
+            values = {**turn_params(bank_id, new, analysed), "chain_id": old["chain"], "seq": old["seq"]}
             row = await (await conn.execute(insert, values)).fetchone()
             await conn.execute(supersede, (new.id, bank_id, old_id))
             await self.keywords.unindex(conn, bank_id, [old_id], old["term_count"])

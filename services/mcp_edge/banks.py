@@ -36,6 +36,7 @@ def keyed(candidate: Candidate) -> Candidate:
         id=_key(bank, candidate.id),
         supersedes=tuple(_key(bank, old) for old in candidate.supersedes),
         successor=_key(bank, candidate.successor),
+        replies_to=_key(bank, candidate.replies_to),
     )
 
 

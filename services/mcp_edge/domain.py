@@ -8,6 +8,13 @@ from datetime import datetime
 
 from hindsight.contracts.reflect.v1 import reflect_pb2
 from hindsight.runtime.records import LayerName, QueryAnalysis, RecordMeta, TimeRange
+from hindsight.runtime.results import ForgetResult as ForgetResult
+from hindsight.runtime.results import SecurityFlag, SecurityWarning
+
+Flag = SecurityFlag
+"""A caution attached to a recalled memory (the client's ``SecurityFlag``: one declaration for both)."""
+RecallWarning = SecurityWarning
+"""A held-back record related to a recall's query (the client's ``SecurityWarning``)."""
 
 ALL_LAYERS = tuple(LayerName)
 
@@ -42,30 +49,12 @@ class Candidate:
     """When it stopped holding (superseded or invalidated), as the semantic layer keeps it; None: holds."""
     successor: str = ""
     """The semantic layer's record that superseded it, whether or not this recall found that record."""
+    replies_to: str = ""
+    """The turn a reply's vector reads with it (the semantic layer's ``replies_to``): a reply found by
+    meaning may be found by that turn's words, so the two are not independent evidence."""
     bank_id: str = ""
     """Its bank, in a recall over several banks (where ``id`` is then keyed by bank: see
     :func:`hindsight.mcp_edge.banks.keyed`); empty in a recall of one bank."""
-
-
-@dataclass(frozen=True)
-class Flag:
-    """A caution attached to a recalled memory: what (``unverified_source``, ``contradicts_consensus``,
-    ``instruction``) and why, in words the agent can weigh."""
-
-    kind: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class RecallWarning:
-    """A held-back record (quarantined or rejected by screening) related to a recall's query; its text is
-    never a memory, only a defanged excerpt."""
-
-    id: str
-    kind: str
-    reason: str
-    excerpt: str
-    time: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -205,18 +194,6 @@ class Screened:
     kind: str
     reason: str
     action: str
-
-
-@dataclass(frozen=True)
-class ForgetResult:
-    """What a forget removed."""
-
-    forgotten_count: int
-    """Turns archived or deleted in episodic memory."""
-    unindexed_count: int
-    """Records removed from the semantic index."""
-    working_removed_count: int
-    """Turns removed from live working-memory windows."""
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ def record_candidate(hit: semantic_pb2.ScoredRecord) -> Candidate:
         if record.subject and record.attribute and record.value
         else (),
         similarity=hit.similarity,
+        replies_to=record.replies_to.id,
         bank_id=hit.bank_id,
         **record_validity(record),
     )

@@ -78,7 +78,7 @@ class Evidence:
     """The request's tenth-best cosine in the bank (0 with fewer semantic hits)."""
     lead: float = 0.0
     """For the memory with the best evidence: how far ahead of the best other memory (one not drawn from
-    the same turn) it is, in units of cosine; 0 for every other memory."""
+    the same turn, nor a reply read with it) it is, in units of cosine; 0 for every other memory."""
 
 
 def _logistic(value: float) -> float:
@@ -135,7 +135,10 @@ def relevance_of(queries: Sequence[str], lists: Iterable[Sequence[Candidate]]) -
                 score = min(1.0, max(0.0, candidate.layer_score))
                 lessons[candidate.id] = max(score, lessons.get(candidate.id, score))
                 continue
-            sources.setdefault(candidate.id, {candidate.id}).update(candidate.meta.source_turn_ids)
+            drawn = sources.setdefault(candidate.id, {candidate.id})
+            drawn.update(candidate.meta.source_turn_ids)
+            if candidate.replies_to:  # its vector reads that turn: found by the same words
+                drawn.add(candidate.replies_to)
             replaced.setdefault(candidate.id, set()).update(candidate.supersedes)
             if candidate.successor:
                 replaced.setdefault(candidate.successor, set()).add(candidate.id)
@@ -144,7 +147,8 @@ def relevance_of(queries: Sequence[str], lists: Iterable[Sequence[Candidate]]) -
             if candidate.id not in evidence or _weight(found) > _weight(evidence[candidate.id]):
                 evidence[candidate.id] = found
     ranked_ids = sorted(evidence, key=lambda rid: -_weight(evidence[rid]))
-    if ranked_ids:  # the second is the best other memory: not one drawn from the same turn (a fact of it)
+    if ranked_ids:  # the second is the best other memory: not one drawn from the same turn (a fact of
+        # it, or a reply whose vector reads it)
         leader = ranked_ids[0]
         others = [rid for rid in ranked_ids[1:] if not sources[rid] & sources[leader]]
         if others:

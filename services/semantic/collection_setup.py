@@ -59,6 +59,7 @@ _KEYWORD_FIELDS = (
     "entity_keys",
     "speaker_key",
     "lineage",
+    "replies_to",
 )
 _FLOAT_FIELDS = ("time_ts", "valid_from_ts", "valid_to_ts", "updated_ts", "importance")
 

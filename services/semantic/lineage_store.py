@@ -66,6 +66,10 @@ class SemanticStore(VectorStore, Protocol):
         """Records (either tier) superseded by one of ``ids``: what a deleted successor leaves behind."""
         ...
 
+    async def replies_to(self, bank_id: str, ids: Sequence[str]) -> list[SemanticRecord]:
+        """Turns (either tier) whose vector reads one of ``ids`` as the turn they answer."""
+        ...
+
     async def reinstate(self, bank_id: str, ids: Sequence[str]) -> int:
         """Make these records current again (payload only, either tier); returns how many."""
         ...
@@ -244,6 +248,14 @@ class QdrantSemanticStore(QdrantVectorStore):
             return []
         return await self._records_where(
             models.Filter(must=[of_bank(bank_id), field_in("superseded_by", list(dict.fromkeys(ids)))])
+        )
+
+    async def replies_to(self, bank_id: str, ids: Sequence[str]) -> list[SemanticRecord]:
+        """A filtered scroll of both tiers by ``replies_to``."""
+        if not ids:
+            return []
+        return await self._records_where(
+            models.Filter(must=[of_bank(bank_id), field_in("replies_to", list(dict.fromkeys(ids)))])
         )
 
     async def _records_where(self, selector: models.Filter) -> list[SemanticRecord]:

@@ -68,6 +68,7 @@ def to_payload(bank_id: str, record: SemanticRecord, now: datetime | None = None
         "entity_keys": list(record.entities),
         "speaker_key": key_of(record.speaker),
         "lineage": list(record.lineage),
+        "replies_to": record.replies_to,
     }
 
 
@@ -97,6 +98,7 @@ def from_payload(payload: dict[str, Any], cold: bool = False) -> SemanticRecord:
         cold=cold,
         entities=tuple(payload.get("entity_keys") or ()),
         lineage=tuple(payload.get("lineage") or ()),
+        replies_to=payload.get("replies_to") or "",
     )
 
 

@@ -61,6 +61,12 @@ class SemanticRecord:
     lineage: tuple[str, ...] = ()
     """The turns whose text a derived record stands on (a fact drawn from a turn: that turn only, not the
     versions it cites); it dies with the last of them. Empty: the provenance (:func:`lineage_of`)."""
+    replies_to: str = ""
+    """For a turn: the id of the turn just before it in its session, when another speaker said it; its
+    words are read into this turn's vector (:func:`.engine.embedding_text`). Only the id is stored."""
+    replies_to_text: str = ""
+    """``"speaker: text"`` of that turn, as sent for embedding; never stored (a purge of that turn
+    re-embeds this one alone)."""
 
     @property
     def current(self) -> bool:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from qdrant_client import models
@@ -33,8 +33,10 @@ from hindsight.semantic.collection_setup import (
     stored_identity,
 )
 from hindsight.semantic.embedder import EMBED_BATCH, Embedder
+from hindsight.semantic.engine import record_vectors, reply_context
+from hindsight.semantic.payloads import from_payload, point_id
 from hindsight.semantic.qdrant_base import COLD, GRAPH, QdrantAPI
-from hindsight.semantic.records import collection_name
+from hindsight.semantic.records import SemanticRecord, collection_name
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +163,9 @@ async def _copy(
         for point in fresh:
             by_bank.setdefault(str((point.payload or {}).get("bank_id", "")), []).append(point)
         for bank_id, group in by_bank.items():
-            vectors = await embedder.embed(bank_id, [str((p.payload or {}).get("text", "")) for p in group])
+            vectors = await record_vectors(
+                embedder, bank_id, await _as_written(client, source, bank_id, group)
+            )
             written.extend(
                 models.PointStruct(id=p.id, vector=vector, payload=p.payload)
                 for p, vector in zip(group, vectors, strict=True)
@@ -174,6 +178,26 @@ async def _copy(
             progress(tally.reembedded + tally.copied, total)
         if offset is None:
             return
+
+
+async def _as_written(
+    client: QdrantAPI, source: str, bank_id: str, points: Sequence[Any]
+) -> list[SemanticRecord]:
+    """Each point's record as the layer embedded it when written (:func:`.engine.record_vectors`): a reply
+    with the turn it answers, looked up in the hot tier, then the cold one."""
+    records = [from_payload(point.payload or {}) for point in points]
+    cited = {point_id(bank_id, r.replies_to): r.replies_to for r in records if r.replies_to}
+    said: dict[str, str] = {}
+    base = source.removesuffix(COLD)
+    for collection in (base, base + COLD):
+        wanted = [pid for pid, record_id in cited.items() if record_id not in said]
+        if wanted and await client.collection_exists(collection):
+            for point in await client.retrieve(collection, ids=wanted, with_payload=True):
+                payload = point.payload or {}
+                said[str(payload.get("record_id", ""))] = reply_context(
+                    str(payload.get("speaker", "")), str(payload.get("text", ""))
+                )
+    return [replace(r, replies_to_text=said.get(r.replies_to, "")) if r.replies_to else r for r in records]
 
 
 async def _copy_graph(client: QdrantAPI, source: str, target: str) -> None:

@@ -12,8 +12,8 @@ from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.interceptors import caller_var
 from hindsight.runtime.records import RecordMeta, TimeRange, from_timestamp, to_timestamp
 from hindsight.runtime.rewrites import check_phrasings
-from hindsight.runtime.validation import check_limit, check_text
-from hindsight.semantic.engine import DEFAULT_LIMIT, MAX_LIMIT, SemanticEngine
+from hindsight.runtime.validation import check_limit, check_name, check_text
+from hindsight.semantic.engine import DEFAULT_LIMIT, MAX_LIMIT, SemanticEngine, reply_context
 from hindsight.semantic.export_rows import records_page
 from hindsight.semantic.pages import EntityMatch
 from hindsight.semantic.records import (
@@ -42,13 +42,6 @@ DEFAULT_NAMED = 500
 MAX_NAMED = 5_000
 DEFAULT_MAX_SHARE = 0.6
 """An entity more of the bank's turns mention singles nothing out (docs/semantic.md, entity pages)."""
-
-
-def check_name(value: str, field_name: str) -> str:
-    """An entity name, type or prefix: at most a field's length, outer spaces dropped."""
-    if len(value) > MAX_FIELD_CHARS:
-        raise InvalidArgument(field_name, f"must be at most {MAX_FIELD_CHARS} characters")
-    return value.strip()
 
 
 _KIND_FROM_PB = {
@@ -93,6 +86,7 @@ def record_from_pb(message: semantic_pb2.SemanticRecord, field_name: str) -> Sem
         )
     if not 0.0 <= message.confidence <= 1.0:
         raise InvalidArgument(f"{field_name}.confidence", "must be between 0 and 1")
+    replies_to, replies_to_text = _replies_to(message, field_name)
     return SemanticRecord(
         id=message.id,
         text=message.text,
@@ -106,7 +100,22 @@ def record_from_pb(message: semantic_pb2.SemanticRecord, field_name: str) -> Sem
         source_episode_ids=tuple(dict.fromkeys(message.source_episode_ids)),
         confidence=message.confidence,
         valid_from=from_timestamp(message.valid_from) if message.HasField("valid_from") else None,
+        replies_to=replies_to,
+        replies_to_text=replies_to_text,
     )
+
+
+def _replies_to(message: semantic_pb2.SemanticRecord, field_name: str) -> tuple[str, str]:
+    """The id of the turn a turn answers and how its words are read into the vector (only a turn answers;
+    the text is cut: :func:`.engine.reply_context`)."""
+    if not message.HasField("replies_to") or not message.replies_to.id:
+        return "", ""
+    if _KIND_FROM_PB.get(message.kind) is not RecordKind.TURN:
+        raise InvalidArgument(f"{field_name}.replies_to", "is only for turns")
+    context = message.replies_to
+    if len(context.id) > MAX_ID_CHARS:
+        raise InvalidArgument(f"{field_name}.replies_to.id", f"must be at most {MAX_ID_CHARS} characters")
+    return context.id, reply_context(context.speaker, context.text)
 
 
 def record_to_pb(record: SemanticRecord) -> semantic_pb2.SemanticRecord:
@@ -129,6 +138,7 @@ def record_to_pb(record: SemanticRecord) -> semantic_pb2.SemanticRecord:
         mention_count=record.mention_count,
         cold=record.cold,
         supersedes=list(record.supersedes),
+        replies_to=semantic_pb2.TurnContext(id=record.replies_to) if record.replies_to else None,
     )
 
 

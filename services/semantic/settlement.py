@@ -94,6 +94,8 @@ def merge_into(kept: SemanticRecord, new: SemanticRecord, guarded: bool = False)
         confidence=max(kept.confidence, new.confidence),
         merged_ids=tuple(dict.fromkeys(m for m in merged if m != kept.id)),
         lineage=tuple(dict.fromkeys((*lineage_of(kept), *lineage_of(new)))),
+        replies_to=new.replies_to,  # the merged record is written with ``new``'s vector
+        replies_to_text=new.replies_to_text,
     )
 
 

@@ -6,9 +6,7 @@ Real inference service (both packaged models), real semantic service over gRPC, 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,12 +18,12 @@ from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
 from hindsight.inference.settings import DEFAULT_MODEL, MINILM_MODEL
 from hindsight.runtime.errors import FailedPrecondition
 from hindsight.runtime.records import to_timestamp
-from hindsight.runtime.testing import channel_to, serving
 from hindsight.semantic.backend import connect
 from hindsight.semantic.collection_setup import active_collection, open_active
 from hindsight.semantic.records import ModelIdentity, alias_name, collection_name
 from hindsight.semantic.service import open_service
 from hindsight.semantic.settings import SemanticSettings
+from tests.integration.semantic_layer import serve_semantic as semantic
 
 TIMEOUT = 30
 FACTS = {
@@ -36,12 +34,6 @@ FACTS = {
     ],
     "bank-b": [("tea", "Melanie prefers green tea to coffee.")],
 }
-
-
-@contextlib.asynccontextmanager
-async def semantic(settings: SemanticSettings) -> AsyncIterator[semantic_pb2_grpc.SemanticServiceStub]:
-    async with serving(lambda: open_service(settings)) as server, channel_to(server) as channel:
-        yield semantic_pb2_grpc.SemanticServiceStub(channel)
 
 
 async def _top(stub: semantic_pb2_grpc.SemanticServiceStub, bank: str, query: str) -> list[str]:
@@ -206,3 +198,44 @@ async def test_a_reindex_carries_the_cold_tier_the_entity_graph_and_the_review_q
         assert {entity.name for entity in entities.entities} >= {"Alice", "Beth"}
         queue = await stub.ListReviews(semantic_pb2.ListReviewsRequest(bank_id="b"), timeout=TIMEOUT)
         assert [(item.candidate.id, item.current.id) for item in queue.items] == [("bergen", "oslo")]
+
+
+async def test_a_reindex_embeds_each_text_as_the_layer_wrote_it(
+    inference_addr: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under the same model, every vector comes out as it went in: a turn with its speaker, a reply with
+    the turn it answers (looked up by id), a fact as its text."""
+    settings = SemanticSettings(inference_addr=inference_addr, qdrant_path=str(tmp_path / "qdrant"))
+    question = semantic_pb2.SemanticRecord(
+        id="q", text="Did you see the Tchaikovsky concert in Vienna?", speaker="Maria", session_id="s"
+    )
+    reply = semantic_pb2.SemanticRecord(
+        id="r",
+        text="Yes, last Friday!",
+        speaker="Jon",
+        session_id="s",
+        replies_to=semantic_pb2.TurnContext(id="q", speaker="Maria", text=question.text),
+    )
+    fact = semantic_pb2.SemanticRecord(
+        id="f", text="Melanie prefers green tea.", kind=semantic_pb2.RECORD_KIND_FACT
+    )
+    async with semantic(settings) as stub:
+        await stub.Upsert(
+            semantic_pb2.UpsertRequest(bank_id="bank-r", records=[question, reply, fact]), timeout=TIMEOUT
+        )
+
+    async def vectors() -> dict[str, list[float]]:
+        client = connect(settings)
+        try:
+            points, _ = await client.scroll(alias_name("hs"), limit=100, with_payload=True, with_vectors=True)
+            return {str((p.payload or {})["record_id"]): list(p.vector) for p in points}  # type: ignore[arg-type]
+        finally:
+            await client.close()
+
+    before = await vectors()
+    _reindex_env(monkeypatch, settings)
+    assert await run_reindex(_args(), io.StringIO()) == 0
+    after = await vectors()
+    assert set(after) == set(before) >= {"q", "r", "f"}
+    for record_id, vector in before.items():
+        assert after[record_id] == pytest.approx(vector, abs=1e-4), record_id

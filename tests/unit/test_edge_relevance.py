@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from hindsight.mcp_edge.domain import Candidate, LayerName, RecalledMemory
@@ -140,6 +142,14 @@ def test_the_one_memory_clearly_ahead_by_meaning_alone_clears_the_floor_and_only
     )  # fmt: skip
     with_its_fact = relevance_of(["Which dog did she get recently?"], [[*_bank(bank), fact]])
     assert with_its_fact["I adopted a golden retriever puppy"] > 0.5  # a fact drawn from it is no rival
+    reply = Candidate(
+        id="r1", layer=LayerName.SEMANTIC, text="Congratulations!", layer_score=1.0, meta=RecordMeta(),
+        similarity=0.31, replies_to="I adopted a golden retriever puppy",
+    )  # fmt: skip
+    with_its_reply = relevance_of(["Which dog did she get recently?"], [[*_bank(bank), reply]])
+    assert with_its_reply["I adopted a golden retriever puppy"] > 0.5  # a reply read with it is no rival
+    rival = relevance_of(["Which dog did she get recently?"], [[*_bank(bank), replace(reply, replies_to="")]])
+    assert rival["I adopted a golden retriever puppy"] < 0.5  # the same cosine from another turn is one
 
 
 def test_a_record_counts_its_best_layer_and_its_best_phrasing() -> None:

@@ -49,7 +49,7 @@ RESOLUTION_ACCEPT: Resolution
 RESOLUTION_REJECT: Resolution
 
 class SemanticRecord(_message.Message):
-    __slots__ = ("id", "kind", "text", "speaker", "session_id", "meta", "subject", "attribute", "value", "source_episode_ids", "confidence", "valid_from", "valid_to", "superseded_by", "mention_count", "cold", "supersedes")
+    __slots__ = ("id", "kind", "text", "speaker", "session_id", "meta", "subject", "attribute", "value", "source_episode_ids", "confidence", "valid_from", "valid_to", "superseded_by", "mention_count", "cold", "supersedes", "replies_to")
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -67,6 +67,7 @@ class SemanticRecord(_message.Message):
     MENTION_COUNT_FIELD_NUMBER: _ClassVar[int]
     COLD_FIELD_NUMBER: _ClassVar[int]
     SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
+    REPLIES_TO_FIELD_NUMBER: _ClassVar[int]
     id: str
     kind: RecordKind
     text: str
@@ -84,7 +85,18 @@ class SemanticRecord(_message.Message):
     mention_count: int
     cold: bool
     supersedes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[RecordKind, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., session_id: _Optional[str] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., subject: _Optional[str] = ..., attribute: _Optional[str] = ..., value: _Optional[str] = ..., source_episode_ids: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., mention_count: _Optional[int] = ..., cold: _Optional[bool] = ..., supersedes: _Optional[_Iterable[str]] = ...) -> None: ...
+    replies_to: TurnContext
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[RecordKind, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., session_id: _Optional[str] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., subject: _Optional[str] = ..., attribute: _Optional[str] = ..., value: _Optional[str] = ..., source_episode_ids: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., mention_count: _Optional[int] = ..., cold: _Optional[bool] = ..., supersedes: _Optional[_Iterable[str]] = ..., replies_to: _Optional[_Union[TurnContext, _Mapping]] = ...) -> None: ...
+
+class TurnContext(_message.Message):
+    __slots__ = ("id", "speaker", "text")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SPEAKER_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    speaker: str
+    text: str
+    def __init__(self, id: _Optional[str] = ..., speaker: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class UpsertRequest(_message.Message):
     __slots__ = ("bank_id", "records")
