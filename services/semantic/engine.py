@@ -32,6 +32,7 @@ from hindsight.semantic.embedder import Embedder
 from hindsight.semantic.erase import erase, reelect, reinstated_on_write
 from hindsight.semantic.expansion import MAX_QUERY_KEYS, expand, query_keys
 from hindsight.semantic.extract import Extraction, RuleExtractor, is_multi_valued
+from hindsight.semantic.importing import ImportedLearned, import_learned
 from hindsight.semantic.lineage_store import SemanticStore, without
 from hindsight.semantic.llm_adjudge import Adjudicator
 from hindsight.semantic.llm_extract import LLMExtractor
@@ -757,6 +758,20 @@ class SemanticEngine:
             self._pages.forget(bank_id)
             log.info("deleted", extra={"records": len(done.gone), "restored": restored, "relinked": relinked})
             return len(done.gone)
+
+    async def import_learned(
+        self,
+        bank_id: str,
+        records: Sequence[SemanticRecord],
+        reviews: Sequence[ReviewItem],
+        replace_all: bool,
+    ) -> ImportedLearned:
+        """An export's learned records and review items, written as they were (:mod:`.importing`)."""
+        async with self._lock(bank_id):
+            self._pages.forget(bank_id)
+            done = await import_learned(self.store, self.embedder, bank_id, records, reviews, replace_all)
+            self._pages.forget(bank_id)
+            return done
 
     async def _unread_replies(self, bank_id: str, gone: Sequence[str]) -> None:
         """Re-embed alone the turns whose vector read a deleted turn as the turn they answer: a vector

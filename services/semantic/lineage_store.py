@@ -33,6 +33,7 @@ from hindsight.semantic.payloads import (
 )
 from hindsight.semantic.qdrant_base import qdrant_errors
 from hindsight.semantic.records import (
+    DISTILLED,
     Contribution,
     Entity,
     PendingPass,
@@ -68,6 +69,10 @@ class SemanticStore(VectorStore, Protocol):
 
     async def replies_to(self, bank_id: str, ids: Sequence[str]) -> list[SemanticRecord]:
         """Turns (either tier) whose vector reads one of ``ids`` as the turn they answer."""
+        ...
+
+    async def learned(self, bank_id: str) -> list[SemanticRecord]:
+        """Every learned record of the bank (facts, preferences, rules, entity summaries; either tier)."""
         ...
 
     async def reinstate(self, bank_id: str, ids: Sequence[str]) -> int:
@@ -257,6 +262,11 @@ class QdrantSemanticStore(QdrantVectorStore):
         return await self._records_where(
             models.Filter(must=[of_bank(bank_id), field_in("replies_to", list(dict.fromkeys(ids)))])
         )
+
+    async def learned(self, bank_id: str) -> list[SemanticRecord]:
+        """A filtered scroll of both tiers by kind."""
+        kinds = sorted(kind.value for kind in DISTILLED)
+        return await self._records_where(models.Filter(must=[of_bank(bank_id), field_in("kind", kinds)]))
 
     async def _records_where(self, selector: models.Filter) -> list[SemanticRecord]:
         """The records ``selector`` picks in either tier, one per id: the cold tier is read first, so a record

@@ -140,8 +140,9 @@ MAX_RELATED = 50
 
 
 def merge_entities(old: Entity, new: Entity) -> Entity:
-    """Aliases and relations unioned, in first-seen order; a known type beats "other"; page counts added,
-    first and last seen widened."""
+    """Aliases unioned in first-seen order, relations unioned in one order whatever the order of the
+    merges (by type, then target: a page rebuilt from its contributions reads as the page kept merge by
+    merge); a known type beats "other"; page counts added, first and last seen widened."""
     related: dict[str, int] = {}
     for name, count in (*old.related, *new.related):
         related[name] = related.get(name, 0) + count
@@ -151,7 +152,7 @@ def merge_entities(old: Entity, new: Entity) -> Entity:
         aliases=tuple(
             dict.fromkeys(a for a in (*old.aliases, *new.aliases) if key_of(a) != key_of(old.name))
         ),
-        relations=tuple(dict.fromkeys((*old.relations, *new.relations))),
+        relations=tuple(sorted(set((*old.relations, *new.relations)), key=lambda r: (r.type, r.target))),
         mention_count=old.mention_count + new.mention_count,
         spoken_count=old.spoken_count + new.spoken_count,
         first_seen=min((t for t in (old.first_seen, new.first_seen) if t), default=None),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import grpc
 
@@ -17,6 +18,7 @@ from hindsight.semantic.engine import DEFAULT_LIMIT, MAX_LIMIT, SemanticEngine, 
 from hindsight.semantic.export_rows import records_page
 from hindsight.semantic.pages import EntityMatch
 from hindsight.semantic.records import (
+    DISTILLED,
     Entity,
     RecordKind,
     Resolution,
@@ -139,6 +141,40 @@ def record_to_pb(record: SemanticRecord) -> semantic_pb2.SemanticRecord:
         cold=record.cold,
         supersedes=list(record.supersedes),
         replies_to=semantic_pb2.TurnContext(id=record.replies_to) if record.replies_to else None,
+        lineage=list(record.lineage),
+        merged_ids=list(record.merged_ids),
+    )
+
+
+def learned_from_pb(message: semantic_pb2.SemanticRecord, field_name: str) -> SemanticRecord:
+    """A learned record as an export holds it: its validity, links, merges and lineage kept (the output
+    fields a plain write ignores), for :meth:`.engine.SemanticEngine.import_learned`."""
+    record = record_from_pb(message, field_name)
+    if record.kind not in DISTILLED:
+        raise InvalidArgument(f"{field_name}.kind", "must be a learned kind (fact, preference, rule, entity)")
+    return replace(
+        record,
+        valid_to=from_timestamp(message.valid_to) if message.HasField("valid_to") else None,
+        superseded_by=message.superseded_by,
+        supersedes=tuple(message.supersedes),
+        merged_ids=tuple(dict.fromkeys(message.merged_ids)),
+        lineage=tuple(dict.fromkeys(message.lineage)),
+    )
+
+
+def review_from_pb(message: semantic_pb2.ReviewItem, field_name: str) -> ReviewItem:
+    """A review item as an export holds it (its candidate stands on ``source_turn_ids``)."""
+    if not message.id:
+        raise InvalidArgument(f"{field_name}.id", "is required")
+    if not message.HasField("candidate") or not message.HasField("current"):
+        raise InvalidArgument(f"{field_name}.candidate", "candidate and current are both required")
+    candidate = learned_from_pb(message.candidate, f"{field_name}.candidate")
+    return ReviewItem(
+        id=message.id,
+        candidate=replace(candidate, lineage=tuple(dict.fromkeys(message.source_turn_ids))),
+        current=learned_from_pb(message.current, f"{field_name}.current"),
+        reason=message.reason,
+        created_at=from_timestamp(message.created_at),
     )
 
 
@@ -302,6 +338,20 @@ class SemanticServicer(ValidityServicer, semantic_pb2_grpc.SemanticServiceServic
             next_page_token=page.next_page_token,
             entities=[entity_to_pb(entity) for entity in page.entities],
             reviews=[review_to_pb(item) for item in page.reviews],
+        )
+
+    async def ImportRecords(
+        self, request: semantic_pb2.ImportRecordsRequest, context: grpc.aio.ServicerContext
+    ) -> semantic_pb2.ImportRecordsResponse:
+        """An export's learned records and review items, written as they were: for an operator's import."""
+        caller_var.get().require_all_banks("ImportRecords")
+        if len(request.records) + len(request.reviews) > MAX_RECORDS:
+            raise InvalidArgument("records", f"records and reviews must hold at most {MAX_RECORDS} in all")
+        records = [learned_from_pb(r, f"records[{i}]") for i, r in enumerate(request.records)]
+        reviews = [review_from_pb(r, f"reviews[{i}]") for i, r in enumerate(request.reviews)]
+        done = await self.engine.import_learned(request.bank_id, records, reviews, request.replace)
+        return semantic_pb2.ImportRecordsResponse(
+            imported_count=done.records, review_count=done.reviews, removed_count=done.removed
         )
 
     async def ListReviews(

@@ -5,8 +5,9 @@ Everything is checked before anything is written: :func:`check` reads the whole 
 writes nothing), :func:`load` reads it again and writes. Turns, episodes and the review queue go to the
 episodic layer as they were (ids, archive times, supersede links, review decisions), the audit log to it as
 it was, lessons to the reflect layer with their statistics. Facts, entities and review items are not
-written: the semantic layer derives them again from the imported turns with the target's own model; the
-facts the source holds as history are then ended at the source's time (:func:`_end_as_in_source`).
+written with them: once the imported turns are indexed (and the archived ones archived), the export's
+learned records and review items replace what the semantic layer derived from the turns, as the export
+holds them (:func:`_write_learned`); entity pages are derived again.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ ITEM_OVERHEAD = 6
 POLL_SECONDS = 0.5
 """How often the import asks whether the other layers have taken its turns."""
 DERIVED = ("fact", "entity", "review")
-"""Kinds the target derives again from the imported turns."""
+"""Kinds the semantic layer holds: not sent with the turns; facts and review items are written once the
+turns are indexed (:func:`_write_learned`), entity pages are derived again from turns and facts."""
 
 
 @dataclass
@@ -51,12 +53,13 @@ class Imported:
         def of(kind: str, noun: str) -> str:
             return f"{self.written.get(kind, 0)} {noun} ({self.present.get(kind, 0)} already present"
 
-        derived = ", ".join(f"{count} {kind}" for kind, count in self.derived.items())
         return (
             f"imported into bank {self.bank}: {of('turn', 'turns recorded')}, {self.archived} archived), "
             f"{of('episode', 'episodes')}), {of('quarantined', 'held-back turns')}), "
             f"{of('audit', 'audit entries')}), {of('lesson', 'lessons')}); "
-            f"derived again from the turns: {derived}; "
+            f"as exported: {self.written.get('fact', 0)} learned records, "
+            f"{self.written.get('review', 0)} review items; "
+            f"entity pages derived again: {self.derived['entity']}; "
             f"{self.requests} requests of at most {self.largest_request} bytes"
         )
 
@@ -125,8 +128,8 @@ class Converter:
             return entry
         if kind == "lesson":
             return _parse(numbered, reflect_pb2.Lesson(), body)
-        if kind == "fact":
-            return _parse(numbered, semantic_pb2.SemanticRecord(), body)
+        if kind == "fact":  # the record's own kind travels as ``record_kind``
+            return _parse(numbered, semantic_pb2.SemanticRecord(), {**body, "kind": extra.get("record_kind")})
         if kind == "entity":
             return _parse(numbered, semantic_pb2.Entity(), body)
         return _parse(numbered, semantic_pb2.ReviewItem(), body)
@@ -300,62 +303,84 @@ async def load(
 ) -> Imported:
     """Write the records ``read()`` gives (already :func:`check`-ed) into ``bank`` in batches of at most
     ``limit`` bytes. Turns go in live first; once the other layers have taken them (as the source's did
-    before it archived some), a second reading archives the archived ones with their times and links."""
+    before it archived some), a second reading archives the archived ones with their times and links; once
+    those have reached the other layers too, the learned records and review items are written as the
+    export holds them, in place of what the target derived from the turns (:func:`_write_learned`)."""
     converter = Converter(header, bank, live_turns=True)
     loader = Loader(layers, bank, limit)
     archived_in_file = 0
-    ended: dict[str, datetime] = {}
     for numbered in read():
         archived_in_file += _archived(numbered)
-        item = converter.item(numbered)
-        if numbered.record["kind"] == "fact" and item.HasField("valid_to"):  # history in the source
-            ended[item.id] = item.valid_to.ToDatetime(tzinfo=UTC)
-        await loader.add(numbered.record["kind"], item, numbered.number)
+        await loader.add(numbered.record["kind"], converter.item(numbered), numbered.number)
     done = await loader.finish()
-    if not archived_in_file:
-        await _end_as_in_source(layers, bank, ended, settle_timeout, done)
-        return done
+    if archived_in_file:
+        await wait_for_indexing(layers.episodic, bank, settle_timeout)
+        archiver = Loader(layers, bank, limit, archive_only=True)
+        full = Converter(header, bank)
+        for numbered in read():
+            if _archived(numbered):
+                await archiver.add("turn", full.item(numbered), numbered.number)
+        archiving = await archiver.finish()
+        done.archived = archiving.written.get("turn", 0)
+        done.requests += archiving.requests
+        done.largest_request = max(done.largest_request, archiving.largest_request)
+        await _unindex_forgotten(layers, bank, read, limit, done)
     await wait_for_indexing(layers.episodic, bank, settle_timeout)
-    archiver = Loader(layers, bank, limit, archive_only=True)
-    full = Converter(header, bank)
-    for numbered in read():
-        if _archived(numbered):
-            await archiver.add("turn", full.item(numbered), numbered.number)
-    archiving = await archiver.finish()
-    done.archived = archiving.written.get("turn", 0)
-    done.requests += archiving.requests
-    done.largest_request = max(done.largest_request, archiving.largest_request)
-    await _unindex_forgotten(layers, bank, read, limit, done)
-    await _end_as_in_source(layers, bank, ended, settle_timeout, done)
+    await _write_learned(layers, Converter(header, bank), read, bank, limit, done)
     return done
 
 
-async def _end_as_in_source(
-    layers: Layers, bank: str, ended: dict[str, datetime], settle_timeout: float, done: Imported
+async def _write_learned(
+    layers: Layers,
+    converter: Converter,
+    read: Callable[[], Iterable[Numbered]],
+    bank: str,
+    limit: int,
+    done: Imported,
 ) -> None:
-    """Facts the target derived again that the source held as history are ended at the source's time.
-
-    Derivation runs over the imported turns all at once, not in the order the source met them: a value an
-    update replaced and whose replacement was forgotten since stays history in the source, while in the
-    target nothing replaced it at the time it was derived. Fact ids come from their content, so the
-    source's ids name the target's records; one the target did not derive is left alone."""
+    """The export's facts, then its review items, in byte-sized ``ImportRecords`` requests; the first one
+    replaces what the bank learned from the imported turns (so the bank holds exactly the export's,
+    even when it has none)."""
     from hindsight.contracts.semantic.v1 import semantic_pb2
-    from hindsight.runtime.records import to_timestamp
 
-    if not ended:
-        return
-    await wait_for_indexing(layers.episodic, bank, settle_timeout)
-    by_time: dict[datetime, list[str]] = {}
-    for fact_id, until in ended.items():
-        by_time.setdefault(until, []).append(fact_id)
-    for until, ids in sorted(by_time.items()):
-        for start in range(0, len(ids), MAX_RECORDS_PER_REQUEST):
-            request = semantic_pb2.InvalidateRequest(
-                bank_id=bank, ids=ids[start : start + MAX_RECORDS_PER_REQUEST], valid_to=to_timestamp(until)
-            )
-            done.requests += 1
-            done.largest_request = max(done.largest_request, request.ByteSize())
-            await layers.semantic.call("Invalidate", request)
+    first = True
+
+    async def send(items: list[Any], kind: str) -> None:
+        nonlocal first
+        request = semantic_pb2.ImportRecordsRequest(
+            bank_id=bank,
+            records=items if kind == "fact" else [],
+            reviews=items if kind == "review" else [],
+            replace=first,
+        )
+        first = False
+        done.requests += 1
+        done.largest_request = max(done.largest_request, request.ByteSize())
+        reply = await layers.semantic.call("ImportRecords", request)
+        done.note("fact", int(reply.imported_count), 0)
+        done.note("review", int(reply.review_count), 0)
+
+    budget = limit - len(bank.encode()) - 16
+    for kind in ("fact", "review"):
+        chunk: list[Any] = []
+        size = 0
+        for numbered in read():
+            if numbered.record["kind"] != kind:
+                continue
+            item = converter.item(numbered)
+            cost = item.ByteSize() + ITEM_OVERHEAD
+            if cost > budget:
+                raise ExportError(
+                    f"line {numbered.number} ({kind}) is {cost} bytes, over the request limit of {limit} "
+                    "bytes (HINDSIGHT_MAX_REQUEST_BYTES); raise the limit on the target to import it"
+                )
+            if chunk and (size + cost > budget or len(chunk) >= MAX_RECORDS_PER_REQUEST):
+                await send(chunk, kind)
+                chunk, size = [], 0
+            chunk.append(item)
+            size += cost
+        if chunk or first:
+            await send(chunk, kind)
 
 
 async def _unindex_forgotten(

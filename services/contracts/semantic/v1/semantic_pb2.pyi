@@ -49,7 +49,7 @@ RESOLUTION_ACCEPT: Resolution
 RESOLUTION_REJECT: Resolution
 
 class SemanticRecord(_message.Message):
-    __slots__ = ("id", "kind", "text", "speaker", "session_id", "meta", "subject", "attribute", "value", "source_episode_ids", "confidence", "valid_from", "valid_to", "superseded_by", "mention_count", "cold", "supersedes", "replies_to")
+    __slots__ = ("id", "kind", "text", "speaker", "session_id", "meta", "subject", "attribute", "value", "source_episode_ids", "confidence", "valid_from", "valid_to", "superseded_by", "mention_count", "cold", "supersedes", "replies_to", "lineage", "merged_ids")
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -68,6 +68,8 @@ class SemanticRecord(_message.Message):
     COLD_FIELD_NUMBER: _ClassVar[int]
     SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
     REPLIES_TO_FIELD_NUMBER: _ClassVar[int]
+    LINEAGE_FIELD_NUMBER: _ClassVar[int]
+    MERGED_IDS_FIELD_NUMBER: _ClassVar[int]
     id: str
     kind: RecordKind
     text: str
@@ -86,7 +88,9 @@ class SemanticRecord(_message.Message):
     cold: bool
     supersedes: _containers.RepeatedScalarFieldContainer[str]
     replies_to: TurnContext
-    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[RecordKind, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., session_id: _Optional[str] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., subject: _Optional[str] = ..., attribute: _Optional[str] = ..., value: _Optional[str] = ..., source_episode_ids: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., mention_count: _Optional[int] = ..., cold: _Optional[bool] = ..., supersedes: _Optional[_Iterable[str]] = ..., replies_to: _Optional[_Union[TurnContext, _Mapping]] = ...) -> None: ...
+    lineage: _containers.RepeatedScalarFieldContainer[str]
+    merged_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[RecordKind, str]] = ..., text: _Optional[str] = ..., speaker: _Optional[str] = ..., session_id: _Optional[str] = ..., meta: _Optional[_Union[_common_pb2.RecordMeta, _Mapping]] = ..., subject: _Optional[str] = ..., attribute: _Optional[str] = ..., value: _Optional[str] = ..., source_episode_ids: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., mention_count: _Optional[int] = ..., cold: _Optional[bool] = ..., supersedes: _Optional[_Iterable[str]] = ..., replies_to: _Optional[_Union[TurnContext, _Mapping]] = ..., lineage: _Optional[_Iterable[str]] = ..., merged_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class TurnContext(_message.Message):
     __slots__ = ("id", "speaker", "text")
@@ -409,6 +413,28 @@ class ExportRecordsResponse(_message.Message):
     entities: _containers.RepeatedCompositeFieldContainer[Entity]
     reviews: _containers.RepeatedCompositeFieldContainer[ReviewItem]
     def __init__(self, records: _Optional[_Iterable[_Union[SemanticRecord, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., entities: _Optional[_Iterable[_Union[Entity, _Mapping]]] = ..., reviews: _Optional[_Iterable[_Union[ReviewItem, _Mapping]]] = ...) -> None: ...
+
+class ImportRecordsRequest(_message.Message):
+    __slots__ = ("bank_id", "records", "reviews", "replace")
+    BANK_ID_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    REVIEWS_FIELD_NUMBER: _ClassVar[int]
+    REPLACE_FIELD_NUMBER: _ClassVar[int]
+    bank_id: str
+    records: _containers.RepeatedCompositeFieldContainer[SemanticRecord]
+    reviews: _containers.RepeatedCompositeFieldContainer[ReviewItem]
+    replace: bool
+    def __init__(self, bank_id: _Optional[str] = ..., records: _Optional[_Iterable[_Union[SemanticRecord, _Mapping]]] = ..., reviews: _Optional[_Iterable[_Union[ReviewItem, _Mapping]]] = ..., replace: _Optional[bool] = ...) -> None: ...
+
+class ImportRecordsResponse(_message.Message):
+    __slots__ = ("imported_count", "review_count", "removed_count")
+    IMPORTED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_COUNT_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    imported_count: int
+    review_count: int
+    removed_count: int
+    def __init__(self, imported_count: _Optional[int] = ..., review_count: _Optional[int] = ..., removed_count: _Optional[int] = ...) -> None: ...
 
 class InvalidateRequest(_message.Message):
     __slots__ = ("bank_id", "ids", "valid_to")

@@ -100,6 +100,11 @@ class SemanticServiceStub:
                 request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetRecordsRequest.SerializeToString,
                 response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetRecordsResponse.FromString,
                 _registered_method=True)
+        self.ImportRecords = channel.unary_unary(
+                '/hindsight.semantic.v1.SemanticService/ImportRecords',
+                request_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ImportRecordsRequest.SerializeToString,
+                response_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ImportRecordsResponse.FromString,
+                _registered_method=True)
 
 
 class SemanticServiceServicer:
@@ -201,6 +206,15 @@ class SemanticServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ImportRecords(self, request, context):
+        """Writes learned records and review items as an export holds them, validity, links and lineage
+        included, without settling them again (for `hindsight import`); `replace` first removes the bank's
+        learned records and review queue, so the bank holds exactly what the export held.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SemanticServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -268,6 +282,11 @@ def add_SemanticServiceServicer_to_server(servicer, server):
                     servicer.GetRecords,
                     request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetRecordsRequest.FromString,
                     response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetRecordsResponse.SerializeToString,
+            ),
+            'ImportRecords': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImportRecords,
+                    request_deserializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ImportRecordsRequest.FromString,
+                    response_serializer=hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ImportRecordsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -622,6 +641,33 @@ class SemanticService:
             '/hindsight.semantic.v1.SemanticService/GetRecords',
             hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetRecordsRequest.SerializeToString,
             hindsight_dot_semantic_dot_v1_dot_semantic__pb2.GetRecordsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportRecords(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hindsight.semantic.v1.SemanticService/ImportRecords',
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ImportRecordsRequest.SerializeToString,
+            hindsight_dot_semantic_dot_v1_dot_semantic__pb2.ImportRecordsResponse.FromString,
             options,
             channel_credentials,
             insecure,
