@@ -168,13 +168,16 @@ def review_from_pb(message: semantic_pb2.ReviewItem, field_name: str) -> ReviewI
         raise InvalidArgument(f"{field_name}.id", "is required")
     if not message.HasField("candidate") or not message.HasField("current"):
         raise InvalidArgument(f"{field_name}.candidate", "candidate and current are both required")
+    created_at = from_timestamp(message.created_at)
+    if created_at is None:
+        raise InvalidArgument(f"{field_name}.created_at", "is required")
     candidate = learned_from_pb(message.candidate, f"{field_name}.candidate")
     return ReviewItem(
         id=message.id,
         candidate=replace(candidate, lineage=tuple(dict.fromkeys(message.source_turn_ids))),
         current=learned_from_pb(message.current, f"{field_name}.current"),
         reason=message.reason,
-        created_at=from_timestamp(message.created_at),
+        created_at=created_at,
     )
 
 

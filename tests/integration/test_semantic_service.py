@@ -287,3 +287,56 @@ async def test_a_collection_of_another_dimension_refuses_to_start(inference_addr
     ):
         async with open_service(settings):
             pytest.fail("the service started over a collection of another dimension")
+
+
+async def test_import_records_writes_learned_records_as_exported_and_replaces_what_was_derived(
+    stub, unique_name
+) -> None:
+    bank = unique_name
+    derived = record("f-derived", "Caroline lives in Boston", turns=("t1",))
+    await stub.Upsert(semantic_pb2.UpsertRequest(bank_id=bank, records=[derived]), timeout=TIMEOUT)
+    old = record("f-old", "Caroline lives in Paris", turns=("t0",))
+    old.valid_to.CopyFrom(to_timestamp(datetime(2025, 1, 1, tzinfo=UTC)))
+    old.superseded_by, old.merged_ids[:], old.lineage[:] = "f-new", ["f-twin"], ["t0"]
+    new = record("f-new", "Caroline lives in Denver", turns=("t2", "t0"))
+    new.supersedes[:], new.lineage[:] = ["f-old"], ["t2"]
+    review = semantic_pb2.ReviewItem(
+        id="r1",
+        candidate=record("f-tool", "Caroline lives in Rome", turns=("t3",)),
+        current=new,
+        reason="both values were stated at the same time with the same trust",
+        created_at=to_timestamp(datetime(2025, 2, 1, tzinfo=UTC)),
+        source_turn_ids=["t3"],
+    )
+    reply = await stub.ImportRecords(
+        semantic_pb2.ImportRecordsRequest(bank_id=bank, records=[old, new], reviews=[review], replace=True),
+        timeout=TIMEOUT,
+    )
+    assert (reply.imported_count, reply.review_count, reply.removed_count) == (2, 1, 1)
+    got = await stub.GetRecords(
+        semantic_pb2.GetRecordsRequest(bank_id=bank, ids=["f-derived", "f-old", "f-new"]), timeout=TIMEOUT
+    )
+    by_id = {r.id: r for r in got.records}
+    assert set(by_id) == {"f-old", "f-new"}  # what was derived before is replaced
+    assert by_id["f-old"].superseded_by == "f-new" and by_id["f-old"].HasField("valid_to")
+    assert by_id["f-old"].mention_count == 2 and list(by_id["f-old"].lineage) == ["t0"]
+    assert list(by_id["f-new"].supersedes) == ["f-old"] and list(by_id["f-new"].lineage) == ["t2"]
+    queued = await stub.ListReviews(semantic_pb2.ListReviewsRequest(bank_id=bank), timeout=TIMEOUT)
+    assert [(item.id, item.created_at.seconds) for item in queued.items] == [
+        ("r1", review.created_at.seconds)
+    ]
+
+
+async def test_import_records_refuses_a_turn_and_writes_nothing(stub, unique_name) -> None:
+    bank = unique_name
+    fact = record("f1", "Caroline lives in Denver", turns=("t1",))
+    turn = record("t1", "I moved to Denver", kind=semantic_pb2.RECORD_KIND_TURN)
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await stub.ImportRecords(
+            semantic_pb2.ImportRecordsRequest(bank_id=bank, records=[fact, turn], replace=True),
+            timeout=TIMEOUT,
+        )
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "records[1].kind" in (refused.value.details() or "")
+    got = await stub.GetRecords(semantic_pb2.GetRecordsRequest(bank_id=bank, ids=["f1"]), timeout=TIMEOUT)
+    assert not got.records
