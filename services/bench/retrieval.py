@@ -27,6 +27,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hindsight.bench.provenance import add_env_argument, add_json_argument, timing
+
 if TYPE_CHECKING:  # imported in run(): building the command line stays fast
     from hindsight.bench.datasets import Dataset, Namespace, Query
     from hindsight.bench.mesh_process import PeakMemory
@@ -46,9 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--limit", type=int, default=None, metavar="N", help="only the first N namespaces per file"
     )
-    parser.add_argument(
-        "--json", type=Path, default=None, metavar="PATH", help="write the results as JSON here"
-    )
+    add_json_argument(parser)
     parser.add_argument(
         "--out",
         type=Path,
@@ -83,13 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="ask only these layers (to measure one on its own; default: all, as agents do)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
-    parser.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a setting for the private mesh (repeatable); it starts with none of this shell's settings",
-    )
+    add_env_argument(parser)
     parser.add_argument(
         "--llm",
         action="store_true",
@@ -363,8 +357,7 @@ def run(args: argparse.Namespace) -> int:
         "batch": args.batch,
         "limit": args.limit,
         "mesh_startup_seconds": mesh_seconds,
-        "wall_seconds": round(time.time() - started, 1),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        **timing(started),
     }
     if args.json:
         write_json(args.json, results, run_info, args.details)

@@ -121,6 +121,15 @@ async def record_vectors(
     return found
 
 
+async def write_in_tier(store: SemanticStore, bank_id: str, items: Sequence[EmbeddedRecord]) -> None:
+    """Write records again, each in the tier it lies in (a write alone brings a cold record back to the
+    hot tier, as a re-delivery should; a re-embedding or an import should not)."""
+    await store.upsert(bank_id, items)
+    cold = [item.record.id for item in items if item.record.cold]
+    if cold:
+        await store.mark_cold(bank_id, cold, None, 0.0)
+
+
 def tentative_facts(turns: Sequence[SemanticRecord], facts: Sequence[SemanticRecord]) -> set[str]:
     """Ids of the facts whose turn states them in a sentence that asserts nothing holding now."""
     texts = {turn.id: turn.text for turn in turns}
@@ -779,9 +788,10 @@ class SemanticEngine:
         replies = [record for record in await self.store.replies_to(bank_id, gone) if record.id not in gone]
         if not replies:
             return
-        alone = [replace(record, replies_to="", replies_to_text="", cold=False) for record in replies]
+        alone = [replace(record, replies_to="", replies_to_text="") for record in replies]
         vectors = await self.embedder.embed(bank_id, [embedding_text(record) for record in alone])
-        await self.store.upsert(bank_id, [EmbeddedRecord(r, v) for r, v in zip(alone, vectors, strict=True)])
+        items = [EmbeddedRecord(r, v) for r, v in zip(alone, vectors, strict=True)]
+        await write_in_tier(self.store, bank_id, items)
         log.info("replies re-embedded alone", extra={"records": len(alone)})
 
 

@@ -45,15 +45,13 @@ async def import_learned(
 ) -> ImportedLearned:
     """Write ``records`` and ``reviews`` as given (``replace``: after removing the bank's learned records
     and review queue). Runs under the bank's lock."""
-    from hindsight.semantic.engine import record_vectors  # the engine imports this module
+    from hindsight.semantic.engine import record_vectors, write_in_tier  # the engine imports this module
 
     removed, rebuild = (await _clear(store, bank_id)) if replace else (0, set())
     if records:
         vectors = await record_vectors(embed, bank_id, records)
-        await store.upsert(bank_id, [EmbeddedRecord(r, v) for r, v in zip(records, vectors, strict=True)])
-        cold = [record.id for record in records if record.cold]
-        if cold:  # in the tier the export found them
-            await store.mark_cold(bank_id, cold, None, 0.0)
+        items = [EmbeddedRecord(r, v) for r, v in zip(records, vectors, strict=True)]
+        await write_in_tier(store, bank_id, items)
         contributions = contributions_of({}, records)
         rebuild |= await store.put_contributions(bank_id, contributions)
         rebuild |= {key for item in contributions for key in _keys(item)}

@@ -159,6 +159,7 @@ def learned_from_pb(message: semantic_pb2.SemanticRecord, field_name: str) -> Se
         supersedes=tuple(message.supersedes),
         merged_ids=tuple(dict.fromkeys(message.merged_ids)),
         lineage=tuple(dict.fromkeys(message.lineage)),
+        cold=message.cold,  # written back into the tier the export found it in
     )
 
 

@@ -298,6 +298,7 @@ async def test_import_records_writes_learned_records_as_exported_and_replaces_wh
     old = record("f-old", "Caroline lives in Paris", turns=("t0",))
     old.valid_to.CopyFrom(to_timestamp(datetime(2025, 1, 1, tzinfo=UTC)))
     old.superseded_by, old.merged_ids[:], old.lineage[:] = "f-new", ["f-twin"], ["t0"]
+    old.cold = True  # the export found it in the cold tier
     new = record("f-new", "Caroline lives in Denver", turns=("t2", "t0"))
     new.supersedes[:], new.lineage[:] = ["f-old"], ["t2"]
     review = semantic_pb2.ReviewItem(
@@ -320,6 +321,7 @@ async def test_import_records_writes_learned_records_as_exported_and_replaces_wh
     assert set(by_id) == {"f-old", "f-new"}  # what was derived before is replaced
     assert by_id["f-old"].superseded_by == "f-new" and by_id["f-old"].HasField("valid_to")
     assert by_id["f-old"].mention_count == 2 and list(by_id["f-old"].lineage) == ["t0"]
+    assert by_id["f-old"].cold and not by_id["f-new"].cold
     assert list(by_id["f-new"].supersedes) == ["f-old"] and list(by_id["f-new"].lineage) == ["t2"]
     queued = await stub.ListReviews(semantic_pb2.ListReviewsRequest(bank_id=bank), timeout=TIMEOUT)
     assert [(item.id, item.created_at.seconds) for item in queued.items] == [

@@ -193,11 +193,17 @@ class Batch:
 class Loader:
     """Writes items kind by kind, each kind in byte-sized batches (one request each)."""
 
-    def __init__(self, layers: Layers, bank: str, limit: int, archive_only: bool = False) -> None:
+    def __init__(
+        self, layers: Layers, bank: str, limit: int, archive_only: bool = False, learned: bool = False
+    ) -> None:
+        """``learned``: write facts and review items only, through ``ImportRecords``, the first request
+        replacing what the bank learned from its turns (:func:`_write_learned`)."""
         from hindsight.contracts.episodic.v1 import episodic_pb2
         from hindsight.contracts.reflect.v1 import reflect_pb2
+        from hindsight.contracts.semantic.v1 import semantic_pb2
 
         self.done = Imported(bank)
+        self._replace_next = learned
         self._limit = limit
         overhead = len(bank.encode()) + 16
         budget = limit - overhead
@@ -224,7 +230,14 @@ class Loader:
         def pair(reply: Any) -> tuple[int, int]:
             return int(reply.imported_count), int(reply.duplicate_count)
 
-        episodic, reflect = layers.episodic, layers.reflect
+        def learned_request(records: list[Any], reviews: list[Any]) -> Any:
+            request = semantic_pb2.ImportRecordsRequest(
+                bank_id=bank, records=records, reviews=reviews, replace=self._replace_next
+            )
+            self._replace_next = False
+            return request
+
+        episodic, reflect, semantic = layers.episodic, layers.reflect, layers.semantic
         routes: dict[str, tuple[Any, str, Callable[[list[Any]], Any]]] = {
             "turn": (
                 episodic,
@@ -250,16 +263,20 @@ class Loader:
                 lambda items: reflect_pb2.ImportLessonsRequest(bank_id=bank, lessons=items),
             ),
         }
+        if learned:
+            routes = {
+                "fact": (semantic, "ImportRecords", lambda items: learned_request(items, [])),
+                "review": (semantic, "ImportRecords", lambda items: learned_request([], items)),
+            }
+        counts = {"audit": _audit_counts, "fact": _learned_counts, "review": _review_counts}
         self._batches = {
-            kind: Batch(
-                kind, sender(layer, method, build, _audit_counts if kind == "audit" else pair), budget
-            )
+            kind: Batch(kind, sender(layer, method, build, counts.get(kind, pair)), budget)
             for kind, (layer, method, build) in routes.items()
         }
 
     async def add(self, kind: str, item: Any, number: int) -> None:
         """Queue one item; its kind's batch is sent first when the item would not fit in it."""
-        if kind in DERIVED:
+        if kind in DERIVED and kind not in self._batches:
             self.done.derived[kind] += 1
             return
         batch = self._batches[kind]
@@ -282,10 +299,22 @@ class Loader:
         batch.items, batch.size = [], 0
 
     async def finish(self) -> Imported:
-        """Send what is left; what the import did."""
+        """Send what is left (learned: one request at least, so the bank holds exactly the export's learned
+        records even when it has none); what the import did."""
         for batch in self._batches.values():
             await self._flush(batch)
+        if self._replace_next:
+            await self._batches["fact"].send([])
         return self.done
+
+
+def _learned_counts(reply: Any) -> tuple[int, int]:
+    """ImportRecords writes every record it is given (again, on a second import): none is "present"."""
+    return int(reply.imported_count), 0
+
+
+def _review_counts(reply: Any) -> tuple[int, int]:
+    return int(reply.review_count), 0
 
 
 def _audit_counts(reply: Any) -> tuple[int, int]:
@@ -338,49 +367,18 @@ async def _write_learned(
     limit: int,
     done: Imported,
 ) -> None:
-    """The export's facts, then its review items, in byte-sized ``ImportRecords`` requests; the first one
-    replaces what the bank learned from the imported turns (so the bank holds exactly the export's,
-    even when it has none)."""
-    from hindsight.contracts.semantic.v1 import semantic_pb2
-
-    first = True
-
-    async def send(items: list[Any], kind: str) -> None:
-        nonlocal first
-        request = semantic_pb2.ImportRecordsRequest(
-            bank_id=bank,
-            records=items if kind == "fact" else [],
-            reviews=items if kind == "review" else [],
-            replace=first,
-        )
-        first = False
-        done.requests += 1
-        done.largest_request = max(done.largest_request, request.ByteSize())
-        reply = await layers.semantic.call("ImportRecords", request)
-        done.note("fact", int(reply.imported_count), 0)
-        done.note("review", int(reply.review_count), 0)
-
-    budget = limit - len(bank.encode()) - 16
+    """The export's facts and review items in byte-sized ``ImportRecords`` requests; the first one replaces
+    what the bank learned from the imported turns (so the bank holds exactly the export's, even when it
+    has none)."""
+    loader = Loader(layers, bank, limit, learned=True)
+    for numbered in read():
+        if numbered.record["kind"] in ("fact", "review"):
+            await loader.add(numbered.record["kind"], converter.item(numbered), numbered.number)
+    wrote = await loader.finish()
     for kind in ("fact", "review"):
-        chunk: list[Any] = []
-        size = 0
-        for numbered in read():
-            if numbered.record["kind"] != kind:
-                continue
-            item = converter.item(numbered)
-            cost = item.ByteSize() + ITEM_OVERHEAD
-            if cost > budget:
-                raise ExportError(
-                    f"line {numbered.number} ({kind}) is {cost} bytes, over the request limit of {limit} "
-                    "bytes (HINDSIGHT_MAX_REQUEST_BYTES); raise the limit on the target to import it"
-                )
-            if chunk and (size + cost > budget or len(chunk) >= MAX_RECORDS_PER_REQUEST):
-                await send(chunk, kind)
-                chunk, size = [], 0
-            chunk.append(item)
-            size += cost
-        if chunk or first:
-            await send(chunk, kind)
+        done.note(kind, wrote.written.get(kind, 0), 0)
+    done.requests += wrote.requests
+    done.largest_request = max(done.largest_request, wrote.largest_request)
 
 
 async def _unindex_forgotten(
