@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from psycopg import sql
+from psycopg.rows import DictRow
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.episodic.v1 import episodic_pb2
@@ -153,15 +154,23 @@ class EpisodicExport:
         """Names the first version of its chain on every later version of the bank's turns (a purge of any
         version follows the chain): imported links are set first, their chains after."""
 
-    # ----- turns ---------------------------------------------------------------------------------------
-    async def turns(self, bank_id: str, page_size: int, page_token: str) -> tuple[list[ExportedTurn], str]:
-        """A page of every turn, archived ones too, in time order; with the next page's token."""
-        after = decode_page_token(TURNS_PAGE, page_token)
+    async def _page(
+        self,
+        kind: str,
+        table: sql.Identifier,
+        columns: Sequence[str],
+        bank_id: str,
+        page_size: int,
+        page_token: str,
+    ) -> tuple[list[DictRow], str]:
+        """A page of ``table``'s rows of the bank, archived ones too, in (occurred_at, id) order; with the
+        next page's token: the one keyset walk of the turns and the episodes."""
+        after = decode_page_token(kind, page_token)
         statement = sql.SQL(
-            "SELECT {columns} FROM {turns} WHERE bank_id = %(bank)s "
+            "SELECT {columns} FROM {table} WHERE bank_id = %(bank)s "
             "AND (%(at)s::timestamptz IS NULL OR (occurred_at, id) > (%(at)s, %(id)s)) "
             "ORDER BY occurred_at, id LIMIT %(limit)s"
-        ).format(columns=sql.SQL(", ").join(map(sql.Identifier, _TURN_COLUMNS)), turns=self._turns)
+        ).format(columns=sql.SQL(", ").join(map(sql.Identifier, columns)), table=table)
         params = {
             "bank": bank_id,
             "at": after.occurred_at if after else None,
@@ -170,10 +179,18 @@ class EpisodicExport:
         }
         async with self._store._connection() as conn:
             rows = await (await conn.execute(statement, params)).fetchall()
-        items = [ExportedTurn(turn_from_row(r), r["archived_at"], r["superseded_by"] or "") for r in rows]
         following = ""
         if len(rows) == page_size:
-            following = encode_page_token(TURNS_PAGE, PageKey(rows[-1]["occurred_at"], rows[-1]["id"]))
+            following = encode_page_token(kind, PageKey(rows[-1]["occurred_at"], rows[-1]["id"]))
+        return rows, following
+
+    # ----- turns ---------------------------------------------------------------------------------------
+    async def turns(self, bank_id: str, page_size: int, page_token: str) -> tuple[list[ExportedTurn], str]:
+        """A page of every turn, archived ones too, in time order; with the next page's token."""
+        rows, following = await self._page(
+            TURNS_PAGE, self._turns, _TURN_COLUMNS, bank_id, page_size, page_token
+        )
+        items = [ExportedTurn(turn_from_row(r), r["archived_at"], r["superseded_by"] or "") for r in rows]
         return items, following
 
     async def archive_imported(self, bank_id: str, items: Sequence[ExportedTurn]) -> Imported:
@@ -256,21 +273,10 @@ class EpisodicExport:
         self, bank_id: str, page_size: int, page_token: str
     ) -> tuple[list[ExportedEpisode], str]:
         """A page of every episode, archived ones too, in time order; with the next page's token."""
-        after = decode_page_token(EPISODES_PAGE, page_token)
-        columns = sql.SQL(", ").join(map(sql.Identifier, (*EPISODE_COLUMN_NAMES, *_EPISODE_EXTRA)))
-        statement = sql.SQL(
-            "SELECT {columns} FROM {episodes} WHERE bank_id = %(bank)s "
-            "AND (%(at)s::timestamptz IS NULL OR (occurred_at, id) > (%(at)s, %(id)s)) "
-            "ORDER BY occurred_at, id LIMIT %(limit)s"
-        ).format(columns=columns, episodes=self._episodes)
-        params = {
-            "bank": bank_id,
-            "at": after.occurred_at if after else None,
-            "id": after.id if after else "",
-            "limit": page_size,
-        }
-        async with self._store._connection() as conn:
-            rows = await (await conn.execute(statement, params)).fetchall()
+        columns = (*EPISODE_COLUMN_NAMES, *_EPISODE_EXTRA)
+        rows, following = await self._page(
+            EPISODES_PAGE, self._episodes, columns, bank_id, page_size, page_token
+        )
         items = [
             ExportedEpisode(
                 episode_from_row(row),
@@ -282,9 +288,6 @@ class EpisodicExport:
             )
             for row in rows
         ]
-        following = ""
-        if len(rows) == page_size:
-            following = encode_page_token(EPISODES_PAGE, PageKey(rows[-1]["occurred_at"], rows[-1]["id"]))
         return items, following
 
     async def import_episodes(self, bank_id: str, items: Sequence[ExportedEpisode]) -> Imported:

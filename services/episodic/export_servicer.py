@@ -9,20 +9,13 @@ import grpc
 
 from hindsight.contracts.episodic.v1 import episodic_pb2
 from hindsight.episodic.export_rows import EpisodicExport, ExportedEpisode, ExportedTurn, held_from_pb
-from hindsight.runtime.errors import FailedPrecondition, InvalidArgument
+from hindsight.runtime.errors import FailedPrecondition
 from hindsight.runtime.interceptors import caller_var
-from hindsight.runtime.validation import check_limit
+from hindsight.runtime.validation import check_count, check_limit
 
 DEFAULT_EXPORT_PAGE = 500
 MAX_EXPORT_PAGE = 1000
 MAX_IMPORT_RECORDS = 1000
-
-
-def _check_count(values: Any, field: str) -> None:
-    if not values:
-        raise InvalidArgument(field, "must not be empty")
-    if len(values) > MAX_IMPORT_RECORDS:
-        raise InvalidArgument(field, f"must hold at most {MAX_IMPORT_RECORDS} records")
 
 
 class ExportServicer:
@@ -56,7 +49,7 @@ class ExportServicer:
         self, request: episodic_pb2.ImportTurnsRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.ImportTurnsResponse:
         export = self._export("ImportTurns")
-        _check_count(request.turns, "turns")
+        check_count(request.turns, "turns", MAX_IMPORT_RECORDS, "records")
         turns = [ExportedTurn.from_pb(turn, f"turns[{i}]") for i, turn in enumerate(request.turns)]
         if request.archive_only:
             done = await export.archive_imported(request.bank_id, turns)
@@ -78,7 +71,7 @@ class ExportServicer:
         self, request: episodic_pb2.ImportEpisodesRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.ImportEpisodesResponse:
         export = self._export("ImportEpisodes")
-        _check_count(request.episodes, "episodes")
+        check_count(request.episodes, "episodes", MAX_IMPORT_RECORDS, "records")
         episodes = [ExportedEpisode.from_pb(e, f"episodes[{i}]") for i, e in enumerate(request.episodes)]
         done = await export.import_episodes(request.bank_id, episodes)
         return episodic_pb2.ImportEpisodesResponse(
@@ -89,7 +82,7 @@ class ExportServicer:
         self, request: episodic_pb2.ImportQuarantinedRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.ImportQuarantinedResponse:
         export = self._export("ImportQuarantined")
-        _check_count(request.items, "items")
+        check_count(request.items, "items", MAX_IMPORT_RECORDS, "records")
         items = [held_from_pb(item, f"items[{i}]") for i, item in enumerate(request.items)]
         done = await export.import_held(request.bank_id, items)
         return episodic_pb2.ImportQuarantinedResponse(

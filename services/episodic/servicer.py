@@ -33,12 +33,13 @@ from hindsight.runtime.records import (
     TimeRange,
     Turn,
     from_timestamp,
+    scored_turns_to_pb,
     source_from_pb,
     to_timestamp,
     trust_from_pb,
 )
 from hindsight.runtime.rewrites import check_phrasings
-from hindsight.runtime.validation import check_length, check_limit, check_text
+from hindsight.runtime.validation import check_count, check_length, check_limit, check_text
 
 DEFAULT_SEARCH_LIMIT = 10
 MAX_SEARCH_LIMIT = 200
@@ -175,10 +176,7 @@ class EpisodicServicer(
     async def RecordTurns(
         self, request: episodic_pb2.RecordTurnsRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.RecordTurnsResponse:
-        if not request.turns:
-            raise InvalidArgument("turns", "must not be empty")
-        if len(request.turns) > MAX_TURNS_PER_REQUEST:
-            raise InvalidArgument("turns", f"must hold at most {MAX_TURNS_PER_REQUEST} turns")
+        check_count(request.turns, "turns", MAX_TURNS_PER_REQUEST, "turns")
         turns = []
         for index, message in enumerate(request.turns):
             _check_id(message.session_id, f"turns[{index}].session_id")
@@ -216,12 +214,7 @@ class EpisodicServicer(
         else:
             banks = requested_banks(request.bank_id, request.bank_ids) if request.bank_ids else ()
             hits = await self._memory.search_turns(request.bank_id, phrasings, where, limit, banks)
-        return episodic_pb2.SearchTurnsResponse(
-            hits=[
-                common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score, bank_id=hit.bank_id)
-                for hit in hits
-            ]
-        )
+        return episodic_pb2.SearchTurnsResponse(hits=scored_turns_to_pb(hits))
 
     async def ListTurns(
         self, request: episodic_pb2.ListTurnsRequest, context: grpc.aio.ServicerContext
@@ -496,10 +489,7 @@ class EpisodicServicer(
     async def AppendAudit(
         self, request: episodic_pb2.AppendAuditRequest, context: grpc.aio.ServicerContext
     ) -> episodic_pb2.AppendAuditResponse:
-        if not request.entries:
-            raise InvalidArgument("entries", "must not be empty")
-        if len(request.entries) > MAX_AUDIT_ENTRIES:
-            raise InvalidArgument("entries", f"must hold at most {MAX_AUDIT_ENTRIES} entries")
+        check_count(request.entries, "entries", MAX_AUDIT_ENTRIES, "entries")
         entries = [AuditEntry.from_pb(entry, f"entries[{i}]") for i, entry in enumerate(request.entries)]
         entries = [_attributed(entry) for entry in entries]
         return episodic_pb2.AppendAuditResponse(appended_count=await self._memory.append_audit(entries))

@@ -35,7 +35,7 @@ from hindsight.episodic.quarantine import QuarantineStore
 from hindsight.episodic.settings import EpisodicSettings
 from hindsight.episodic.shares import SharedCopies
 from hindsight.episodic.tokens import TokenStore
-from hindsight.runtime.database import store_errors
+from hindsight.runtime.database import pool_answers, store_errors
 from hindsight.runtime.records import Turn
 
 log = logging.getLogger(__name__)
@@ -239,13 +239,7 @@ class StoreBase:
 
     # ----- the pool -----------------------------------------------------------------------------------
     async def ping(self) -> bool:
-        try:
-            async with self._pool.connection(timeout=2.0) as conn:
-                await conn.execute("SELECT 1")
-            return True
-        except Exception:
-            log.warning("episodic store did not answer", exc_info=True)
-            return False
+        return await pool_answers(self._pool, log, "episodic store did not answer")
 
     async def close(self) -> None:
         await self.keywords.statistics_refreshed()  # a refresh under way ends on an open pool

@@ -84,16 +84,23 @@ def check_share(
     return target, wanted
 
 
+def _copied_meta(source: common_pb2.RecordMeta) -> common_pb2.RecordMeta:
+    """What a copy keeps of its source's meta, for facts and lessons alike: source (an agent's when unset),
+    trust, tags, importance and time."""
+    meta = common_pb2.RecordMeta(
+        source=source.source or common_pb2.SOURCE_AGENT,
+        trust=source.trust,
+        tags=list(source.tags),
+        importance=source.importance,
+    )
+    if source.HasField("time"):
+        meta.time.CopyFrom(source.time)
+    return meta
+
+
 def _fact_copy(record: semantic_pb2.SemanticRecord) -> episodic_pb2.SharedCopy:
     """A fact (or any record the semantic layer holds of its own) as a turn stating it."""
-    meta = common_pb2.RecordMeta(
-        source=record.meta.source or common_pb2.SOURCE_AGENT,
-        trust=record.meta.trust,
-        tags=list(record.meta.tags),
-        importance=record.meta.importance,
-    )
-    if record.meta.HasField("time"):
-        meta.time.CopyFrom(record.meta.time)
+    meta = _copied_meta(record.meta)
     turn = common_pb2.Turn(
         session_id=record.session_id or SHARED_SESSION,
         role=_ROLE_OF_SOURCE.get(meta.source, common_pb2.ROLE_ASSISTANT),
@@ -113,14 +120,7 @@ def _fact_copy(record: semantic_pb2.SemanticRecord) -> episodic_pb2.SharedCopy:
 def _lesson_copy(lesson: reflect_pb2.Lesson) -> episodic_pb2.SharedCopy:
     """A lesson as an episode that states it, in a session of its own (the lesson's id), so that the team
     bank's reflection on that session draws the lesson from it and from nothing else."""
-    meta = common_pb2.RecordMeta(
-        source=lesson.meta.source or common_pb2.SOURCE_AGENT,
-        trust=lesson.meta.trust,
-        tags=list(lesson.meta.tags),
-        importance=lesson.meta.importance,
-    )
-    if lesson.meta.HasField("time"):
-        meta.time.CopyFrom(lesson.meta.time)
+    meta = _copied_meta(lesson.meta)
     episode = episodic_pb2.Episode(
         session_id=lesson.id,
         situation=lesson.situation or lesson.lesson,

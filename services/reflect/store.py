@@ -17,7 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from hindsight.reflect.domain import Lesson, LessonPage, Method, ScoredLesson
 from hindsight.reflect.settings import ReflectSettings
-from hindsight.runtime.database import store_errors
+from hindsight.runtime.database import pool_answers, store_errors
 from hindsight.runtime.migrations import load_migrations, migrate
 from hindsight.runtime.paging import decode_position, encode_position, foreign_token
 from hindsight.runtime.records import RecordMeta
@@ -765,13 +765,7 @@ class PostgresLessonStore:
 
     async def ready(self) -> bool:
         """``SELECT 1`` answers."""
-        try:
-            async with self._pool.connection(timeout=2.0) as conn:
-                await conn.execute("SELECT 1")
-            return True
-        except Exception:
-            log.warning("postgres readiness check failed", exc_info=True)
-            return False
+        return await pool_answers(self._pool, log, "postgres readiness check failed")
 
 
 @contextlib.asynccontextmanager

@@ -10,11 +10,13 @@ A Redis server that cannot be reached or does not answer in time is UNAVAILABLE 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 import psycopg
 import redis.exceptions
-from psycopg_pool import PoolTimeout
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from hindsight.runtime.errors import FailedPrecondition, Unavailable
 
@@ -44,3 +46,15 @@ async def store_errors(store: str) -> AsyncIterator[None]:
         raise database_error(store, exc) from exc
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
         raise Unavailable(f"{store} unreachable: {exc}") from exc
+
+
+async def pool_answers(pool: AsyncConnectionPool[Any], log: logging.Logger, failure: str) -> bool:
+    """Whether PostgreSQL answers ``SELECT 1`` through ``pool`` within 2 seconds: the readiness probe of
+    every store on a pool. A failure is logged as ``failure`` on the store's own ``log``, never raised."""
+    try:
+        async with pool.connection(timeout=2.0) as conn:
+            await conn.execute("SELECT 1")
+        return True
+    except Exception:
+        log.warning(failure, exc_info=True)
+        return False

@@ -15,14 +15,18 @@ class HindsightError(Exception):
     code = grpc.StatusCode.INTERNAL
 
 
-class InvalidArgument(HindsightError):
-    """The request is malformed; the message names the field."""
-
-    code = grpc.StatusCode.INVALID_ARGUMENT
+class FieldError(HindsightError):
+    """Base of the errors about one field of the request: the message starts with the field's name."""
 
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(f"{field}: {problem}")
         self.field = field
+
+
+class InvalidArgument(FieldError):
+    """The request is malformed; the message names the field."""
+
+    code = grpc.StatusCode.INVALID_ARGUMENT
 
 
 class NotFound(HindsightError):
@@ -62,21 +66,13 @@ class DeadlineExceeded(Unavailable):
     code = grpc.StatusCode.DEADLINE_EXCEEDED
 
 
-class ResourceExhausted(HindsightError):
+class ResourceExhausted(FieldError):
     """The request is larger than a configured limit; the message names the field, the size and the limit."""
 
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"{field}: {problem}")
-        self.field = field
 
-
-class AlreadyExists(HindsightError):
+class AlreadyExists(FieldError):
     """A record with this name exists already; the message names the field."""
 
     code = grpc.StatusCode.ALREADY_EXISTS
-
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"{field}: {problem}")
-        self.field = field

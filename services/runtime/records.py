@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -321,6 +321,26 @@ class Turn:
             text=self.text,
             meta=self.meta.to_pb(),
         )
+
+
+class TurnHit(Protocol):
+    """A turn a search found: episodic memory's keyword hits and working memory's recent ones alike."""
+
+    @property
+    def turn(self) -> Turn: ...
+
+    @property
+    def score(self) -> float: ...
+
+    @property
+    def bank_id(self) -> str: ...
+
+
+def scored_turns_to_pb(hits: Iterable[TurnHit]) -> list[common_pb2.ScoredTurn]:
+    """A search's hits as the one message every layer's turn search answers with."""
+    return [
+        common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score, bank_id=hit.bank_id) for hit in hits
+    ]
 
 
 def role_from_name(name: str, field_name: str = "role") -> Role:

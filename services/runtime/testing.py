@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 
 import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from hindsight.runtime.server import RunningServer, ServiceFactory, running
 from hindsight.runtime.settings import ServerSettings
@@ -59,3 +60,13 @@ async def channel_to(server: RunningServer) -> AsyncIterator[grpc.aio.Channel]:
         f"127.0.0.1:{server.port}", interceptors=[_DefaultDeadline()]
     ) as channel:
         yield channel
+
+
+async def wait_serving(channel: grpc.aio.Channel, service: str) -> None:
+    """Return once ``service`` reports SERVING on ``channel`` (readiness waits for its store); a service
+    that does not within 5 seconds fails the test."""
+    health = health_pb2_grpc.HealthStub(channel)
+    async for reply in health.Watch(health_pb2.HealthCheckRequest(service=service), timeout=5):
+        if reply.status == health_pb2.HealthCheckResponse.SERVING:
+            return
+    raise AssertionError("never became SERVING")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 from typing import Protocol
 
 from hindsight.runtime.errors import InvalidArgument
@@ -47,6 +47,15 @@ def check_length(value: str, field: str, max_chars: int) -> str:
     if len(value) > max_chars:
         raise InvalidArgument(field, f"must be at most {max_chars} characters")
     return value
+
+
+def check_count(items: Sized, field: str, maximum: int, noun: str) -> None:
+    """A request's batch holds at least one item and at most ``maximum`` ``noun``: one wording of the
+    refusal for every batch RPC."""
+    if not items:
+        raise InvalidArgument(field, "must not be empty")
+    if len(items) > maximum:
+        raise InvalidArgument(field, f"must hold at most {maximum} {noun}")
 
 
 MAX_NAME_CHARS = 1_000

@@ -10,10 +10,16 @@ from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
 from hindsight.runtime.banks import requested_banks
 from hindsight.runtime.errors import InvalidArgument
-from hindsight.runtime.records import TimeRange, Turn
+from hindsight.runtime.records import TimeRange, Turn, scored_turns_to_pb
 from hindsight.runtime.replies import reply_from
 from hindsight.runtime.rewrites import check_phrasings
-from hindsight.runtime.validation import check_length, check_limit, check_removal_scope, check_tags
+from hindsight.runtime.validation import (
+    check_count,
+    check_length,
+    check_limit,
+    check_removal_scope,
+    check_tags,
+)
 from hindsight.working.engine import WorkingMemory
 from hindsight.working.entries import Entry, EntryKind
 
@@ -52,10 +58,7 @@ def _check_session_id(session_id: str, field: str, required: bool) -> str:
 def turns_from_pb(messages: Iterable[common_pb2.Turn], field: str = "turns") -> list[Turn]:
     """Validate and convert the turns of a request, naming the offending element on error."""
     items = list(messages)
-    if not items:
-        raise InvalidArgument(field, "must not be empty")
-    if len(items) > MAX_TURNS_PER_APPEND:
-        raise InvalidArgument(field, f"must hold at most {MAX_TURNS_PER_APPEND} turns")
+    check_count(items, field, MAX_TURNS_PER_APPEND, "turns")
     turns = []
     for index, message in enumerate(items):
         name = f"{field}[{index}]"
@@ -98,12 +101,7 @@ class WorkingServicer(working_pb2_grpc.WorkingMemoryServiceServicer):
         tags = check_tags(request.tags)
         banks = requested_banks(request.bank_id, request.bank_ids) if request.bank_ids else ()
         hits = await self._memory.search(request.bank_id, phrasings, session_id, limit, window, tags, banks)
-        return working_pb2.SearchRecentResponse(
-            hits=[
-                common_pb2.ScoredTurn(turn=hit.turn.to_pb(), score=hit.score, bank_id=hit.bank_id)
-                for hit in hits
-            ]
-        )
+        return working_pb2.SearchRecentResponse(hits=scored_turns_to_pb(hits))
 
     async def ForgetTurns(
         self, request: working_pb2.ForgetTurnsRequest, context: grpc.aio.ServicerContext

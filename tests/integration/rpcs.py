@@ -1,4 +1,5 @@
-"""Every RPC of every layer, read from the contracts, and a way to call one with raw bytes.
+"""Every RPC of every layer, read from the contracts, a way to call one with raw bytes, and the check that a
+call is refused as invalid naming the field.
 
 Security tests walk this list instead of naming methods, so a method added later is probed too.
 """
@@ -6,11 +7,12 @@ Security tests walk this list instead of naming methods, so a method added later
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
+import pytest
 from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
@@ -129,3 +131,12 @@ def strings_of(message: Message) -> Iterator[tuple[str, str]]:
                 yield from strings_of(item)
             elif isinstance(item, str):
                 yield field.name, item
+
+
+async def assert_rejected_naming(call: Awaitable[Any], field: str) -> None:
+    """``call`` fails with INVALID_ARGUMENT, the details starting with ``field``: every layer names the
+    offending field of a bad request first."""
+    with pytest.raises(grpc.aio.AioRpcError) as error:
+        await call
+    assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT, field
+    assert (error.value.details() or "").startswith(f"{field}:"), error.value.details()

@@ -21,6 +21,7 @@ from hindsight.runtime.testing import channel_to, serving
 from hindsight.working.service import open_service as open_working
 from hindsight.working.settings import WorkingSettings
 from tests.integration.mesh import drop_schemas
+from tests.integration.rpcs import assert_rejected_naming
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 TIMEOUT = 10
@@ -218,10 +219,7 @@ async def test_segment_search_episodes_and_access_stats_over_grpc(
 async def test_bad_requests_are_rejected_naming_the_field(
     episodic: episodic_pb2_grpc.EpisodicServiceStub, method: str, request_: object, field: str
 ) -> None:
-    with pytest.raises(grpc.aio.AioRpcError) as error:
-        await getattr(episodic, method)(request_, timeout=TIMEOUT)
-    assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert (error.value.details() or "").startswith(f"{field}:"), error.value.details()
+    await assert_rejected_naming(getattr(episodic, method)(request_, timeout=TIMEOUT), field)
 
 
 async def test_updating_an_unknown_turn_is_not_found(

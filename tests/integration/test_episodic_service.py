@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 import grpc
 import psycopg
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from psycopg import sql
 
 from hindsight.contracts.common.v1 import common_pb2
@@ -18,8 +17,9 @@ from hindsight.episodic.service import SERVICE_NAME, open_service
 from hindsight.episodic.settings import EpisodicSettings
 from hindsight.runtime.migrations import load_migrations, migrate
 from hindsight.runtime.records import to_timestamp
-from hindsight.runtime.testing import channel_to, serving
+from hindsight.runtime.testing import channel_to, serving, wait_serving
 from tests.integration.mesh import drop_schemas
+from tests.integration.rpcs import assert_rejected_naming
 
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -300,10 +300,7 @@ async def test_validation_errors_name_the_field(stub: episodic_pb2_grpc.Episodic
         (stub.SearchTurns(episodic_pb2.SearchTurnsRequest(bank_id="", query="x")), "bank_id"),
     ]
     for call, field in cases:
-        with pytest.raises(grpc.aio.AioRpcError) as error:
-            await call
-        assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT, field
-        assert (error.value.details() or "").startswith(f"{field}:"), error.value.details()
+        await assert_rejected_naming(call, field)
     # a rejected request left nothing behind
     assert await list_all_turns(stub, "bank", 10) == [[]]
 
@@ -332,9 +329,4 @@ async def test_running_the_migrations_again_is_a_no_op(settings: EpisodicSetting
 
 async def test_readiness_turns_serving_once_the_database_answers(settings: EpisodicSettings) -> None:
     async with serving(lambda: open_service(settings)) as server, channel_to(server) as channel:
-        health = health_pb2_grpc.HealthStub(channel)
-        async for reply in health.Watch(health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=5):
-            if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                break
-        else:
-            raise AssertionError("never became SERVING")
+        await wait_serving(channel, SERVICE_NAME)

@@ -9,6 +9,7 @@ from B and compared; a second import changes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -67,6 +68,20 @@ def second_stores(shared_stores: dict[str, str], unique_name: str) -> Iterator[d
         keys = list(client.scan_iter(match=f"test:{name}:*"))
         if keys:
             client.delete(*keys)
+
+
+@contextlib.contextmanager
+def ready_meshes(*stores: dict[str, str]) -> Iterator[list[Mesh]]:
+    """A ``hindsight up`` mesh on each of ``stores``, once all are ready; every one stopped afterwards,
+    whatever happened."""
+    meshes = [start_up(env) for env in stores]
+    try:
+        for mesh in meshes:
+            mesh.wait_for_line(READY_LINE)
+        yield meshes
+    finally:
+        for mesh in meshes:
+            stop_for_sure(mesh)
 
 
 def hindsight(env: dict[str, str], *arguments: str) -> subprocess.CompletedProcess[str]:
@@ -186,10 +201,7 @@ def assert_an_agent_may_not_write_lessons_whole(mesh: Mesh) -> None:
 def test_a_bank_exported_from_one_mesh_and_imported_into_another_comes_back_whole(
     shared_stores: dict[str, str], second_stores: dict[str, str], tmp_path: Path
 ) -> None:
-    first, second = start_up(shared_stores), start_up(second_stores)
-    try:
-        first.wait_for_line(READY_LINE)
-        second.wait_for_line(READY_LINE)
+    with ready_meshes(shared_stores, second_stores) as (first, second):
         fill(first, shared_stores)
         settle(shared_stores)
         header, records = export(shared_stores, tmp_path / "a.jsonl")
@@ -227,9 +239,6 @@ def test_a_bank_exported_from_one_mesh_and_imported_into_another_comes_back_whol
         header_copy, records_copy = export(second_stores, tmp_path / "copy.jsonl", "copy-bank")
         assert header_copy["bank"] == "copy-bank" and header_copy["counts"] == header["counts"]
         assert differences(records, records_copy, DIFFERING_FIELDS | COPY_DIFFERING_FIELDS) == {}
-    finally:
-        stop_for_sure(first)
-        stop_for_sure(second)
 
 
 EVERY_KIND = ("turn", "episode", "fact", "entity", "review", "quarantined", "audit", "lesson")
@@ -379,10 +388,7 @@ def turn_rows(env: dict[str, str]) -> list[tuple[Any, ...]]:
 def test_a_round_trip_through_a_real_mesh_carries_every_kind_of_record_unchanged(
     shared_stores: dict[str, str], second_stores: dict[str, str], tmp_path: Path
 ) -> None:
-    first, second = start_up(shared_stores), start_up(second_stores)
-    try:
-        first.wait_for_line(READY_LINE)
-        second.wait_for_line(READY_LINE)
+    with ready_meshes(shared_stores, second_stores) as (first, _):
         fill_every_kind(first, shared_stores)
         settle(shared_stores)
         _, records = export(shared_stores, tmp_path / "a.jsonl")
@@ -413,9 +419,6 @@ def test_a_round_trip_through_a_real_mesh_carries_every_kind_of_record_unchanged
         assert "0 turns recorded" in again.stdout and "0 audit entries" in again.stdout
         _, records_again = export(second_stores, tmp_path / "b2.jsonl")
         assert records_again == records_b
-    finally:
-        stop_for_sure(first)
-        stop_for_sure(second)
 
 
 SMALL_REQUESTS = 128 * 1024
@@ -470,10 +473,7 @@ def test_a_value_stated_twice_then_corrected_in_one_turn_comes_back_as_the_sourc
     first turn updated to another value. Deriving the import's turns all at once settles that otherwise (a
     fact merged in one bank and kept apart in the other, a review item more); the learned records and the
     review queue come back as exported."""
-    first, second = start_up(shared_stores), start_up(second_stores)
-    try:
-        first.wait_for_line(READY_LINE)
-        second.wait_for_line(READY_LINE)
+    with ready_meshes(shared_stores, second_stores) as (first, _):
         info, credentials = read_mesh(first.home), read_credentials(first.home)
         assert info is not None and credentials is not None
         metadata = (("authorization", f"Bearer {credentials.admin}"),)
@@ -496,6 +496,3 @@ def test_a_value_stated_twice_then_corrected_in_one_turn_comes_back_as_the_sourc
         settle(second_stores)
         _, records_b = export(second_stores, tmp_path / "b.jsonl")
         assert differences(records, records_b) == {}
-    finally:
-        stop_for_sure(first)
-        stop_for_sure(second)

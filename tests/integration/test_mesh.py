@@ -251,16 +251,25 @@ def test_up_reports_the_log_of_a_service_that_dies_during_start_up_and_exits_1(
     assert not (mesh.home / "mesh.json").exists()
 
 
-def test_ensure_mesh_starts_one_background_mesh_reuses_it_and_a_dead_service_is_restarted(
-    shared_stores: dict[str, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for key, value in shared_stores.items():
+def background_mesh(
+    stores: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, MeshInfo, psutil.Process]:
+    """A mesh started in the background as ``hindsight mcp`` starts one when none runs, from this process's
+    environment pointed at ``stores`` (no Qdrant server: the mesh keeps its own); its home, its description
+    and its supervisor."""
+    for key, value in stores.items():
         monkeypatch.setenv(key, value)
     for key in ("QDRANT_URL", "HINDSIGHT_QDRANT_PATH"):
         monkeypatch.delenv(key, raising=False)
-    home = Path(shared_stores["HINDSIGHT_HOME"])
+    home = Path(stores["HINDSIGHT_HOME"])
     info = ensure_mesh(home, timeout=START_TIMEOUT)
-    supervisor = psutil.Process(info.pid)
+    return home, info, psutil.Process(info.pid)
+
+
+def test_ensure_mesh_starts_one_background_mesh_reuses_it_and_a_dead_service_is_restarted(
+    shared_stores: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, info, supervisor = background_mesh(shared_stores, monkeypatch)
     family = supervisor.children(recursive=True)
     try:
         assert ensure_mesh(home, timeout=START_TIMEOUT) == info

@@ -9,15 +9,14 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import psutil
 import pytest
 
 from hindsight.cli.layers import LAYERS
-from hindsight.cli.mesh import READY_LINE, ensure_mesh, read_mesh
+from hindsight.cli.mesh import READY_LINE, read_mesh
 from tests.integration import test_mesh
-from tests.integration.test_mesh import START_TIMEOUT, STOP_TIMEOUT, start_up, stop_for_sure
+from tests.integration.test_mesh import STOP_TIMEOUT, background_mesh, start_up, stop_for_sure
 
 environment = test_mesh.environment  # the fixtures of the mesh tests: a fresh home, the shared stores
 shared_stores = test_mesh.shared_stores
@@ -97,13 +96,7 @@ def test_status_doctor_and_down_against_a_running_mesh(shared_stores: dict[str, 
 def test_down_stops_a_mesh_started_in_the_background_by_hindsight_mcp(
     shared_stores: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for key, value in shared_stores.items():
-        monkeypatch.setenv(key, value)
-    for key in ("QDRANT_URL", "HINDSIGHT_QDRANT_PATH"):
-        monkeypatch.delenv(key, raising=False)
-    home = Path(shared_stores["HINDSIGHT_HOME"])
-    info = ensure_mesh(home, timeout=START_TIMEOUT)  # what `hindsight mcp` does when no mesh runs
-    supervisor = psutil.Process(info.pid)
+    home, _, supervisor = background_mesh(shared_stores, monkeypatch)
     family = supervisor.children(recursive=True)
     try:
         down = hindsight(dict(os.environ), "down", "--home", str(home))

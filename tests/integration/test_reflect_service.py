@@ -21,6 +21,7 @@ from hindsight.runtime.migrations import load_migrations
 from hindsight.runtime.records import to_timestamp
 from hindsight.runtime.testing import channel_to, serving
 from tests.integration.mesh import drop_schemas
+from tests.integration.rpcs import assert_rejected_naming
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 TIMEOUT = 10
@@ -251,10 +252,7 @@ async def test_invalid_requests_are_rejected_naming_the_field(layers, request_, 
         reflect_pb2.ListLessonsRequest: layers.reflect.ListLessons,
         reflect_pb2.ReflectRequest: layers.reflect.Reflect,
     }[type(request_)]
-    with pytest.raises(grpc.aio.AioRpcError) as error:
-        await method(request_, timeout=TIMEOUT)
-    assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert (error.value.details() or "").startswith(f"{field}:")
+    await assert_rejected_naming(method(request_, timeout=TIMEOUT), field)
 
 
 async def test_starting_again_on_a_migrated_schema_keeps_the_lessons(layers, unique_name) -> None:

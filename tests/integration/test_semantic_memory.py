@@ -26,6 +26,7 @@ from hindsight.semantic.payloads import point_id
 from hindsight.semantic.records import RecordKind, SearchOptions, SemanticRecord, alias_name
 from hindsight.semantic.service import open_service
 from hindsight.semantic.settings import SemanticSettings
+from tests.integration.rpcs import assert_rejected_naming
 from tests.integration.semantic_layer import serve_semantic, turn_record
 from tests.llm_test_server import Reply, openai_test_server
 
@@ -524,10 +525,7 @@ async def test_invalid_requests_are_rejected_naming_the_field(stub, request_, fi
         semantic_pb2.ResolveReviewRequest: stub.ResolveReview,
         semantic_pb2.HistoryRequest: stub.History,
     }[type(request_)]
-    with pytest.raises(grpc.aio.AioRpcError) as error:
-        await method(request_, timeout=TIMEOUT)
-    assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert (error.value.details() or "").startswith(f"{field}:")
+    await assert_rejected_naming(method(request_, timeout=TIMEOUT), field)
 
 
 async def test_the_llm_extractor_adds_facts_after_the_reply_and_a_failed_answer_leaves_the_rules(

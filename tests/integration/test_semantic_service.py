@@ -24,6 +24,7 @@ from hindsight.semantic.embedder import describe_model
 from hindsight.semantic.records import collection_name
 from hindsight.semantic.service import SERVICE_NAME, open_service
 from hindsight.semantic.settings import SemanticSettings
+from tests.integration.rpcs import assert_rejected_naming
 from tests.integration.semantic_layer import serve_semantic as semantic
 
 TIMEOUT = 30
@@ -243,10 +244,7 @@ async def test_invalid_requests_are_rejected_naming_the_field(stub, request_, fi
         semantic_pb2.SearchRequest: stub.Search,
         semantic_pb2.DeleteRequest: stub.Delete,
     }[type(request_)]
-    with pytest.raises(grpc.aio.AioRpcError) as error:
-        await method(request_, timeout=TIMEOUT)
-    assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert (error.value.details() or "").startswith(f"{field}:")
+    await assert_rejected_naming(method(request_, timeout=TIMEOUT), field)
 
 
 async def test_a_local_store_keeps_records_across_restarts_and_reports_ready(

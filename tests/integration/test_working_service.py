@@ -9,16 +9,16 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 import redis.asyncio as aioredis
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.working.v1 import working_pb2, working_pb2_grpc
 from hindsight.runtime.records import Turn
-from hindsight.runtime.testing import channel_to, serving
+from hindsight.runtime.testing import channel_to, serving, wait_serving
 from hindsight.working.engine import WorkingMemory
 from hindsight.working.service import SERVICE_NAME, open_service
 from hindsight.working.settings import WorkingSettings
 from hindsight.working.store import Keys, RedisWindowStore
+from tests.integration.rpcs import assert_rejected_naming
 
 TTL = 600
 
@@ -227,19 +227,11 @@ async def test_validation_errors_name_the_field(settings: WorkingSettings) -> No
             ),
         ]
         for call, field in cases:
-            with pytest.raises(grpc.aio.AioRpcError) as error:
-                await call
-            assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-            assert (error.value.details() or "").startswith(f"{field}:")
+            await assert_rejected_naming(call, field)
         # the rejected append wrote nothing
         assert await window_ids(stub, "bank") == []
 
 
 async def test_readiness_turns_serving_once_redis_answers(settings: WorkingSettings) -> None:
     async with serving(lambda: open_service(settings)) as server, channel_to(server) as channel:
-        health = health_pb2_grpc.HealthStub(channel)
-        async for reply in health.Watch(health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=5):
-            if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                break
-        else:
-            raise AssertionError("never became SERVING")
+        await wait_serving(channel, SERVICE_NAME)

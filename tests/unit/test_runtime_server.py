@@ -16,7 +16,7 @@ from hindsight.runtime.errors import NotFound
 from hindsight.runtime.roles import Role
 from hindsight.runtime.server import ServiceSpec, running
 from hindsight.runtime.settings import ServerSettings, SettingsError
-from hindsight.runtime.testing import channel_to, serving
+from hindsight.runtime.testing import channel_to, serving, wait_serving
 
 SERVICE = "hindsight.working.v1.WorkingMemoryService"
 PROBE = "hindsight.test.v1.Probe"
@@ -59,20 +59,12 @@ async def echo_service() -> AsyncIterator[ServiceSpec]:
     )
 
 
-async def _wait_serving(channel: grpc.aio.Channel, name: str) -> int:
-    stub = health_pb2_grpc.HealthStub(channel)
-    async for reply in stub.Watch(health_pb2.HealthCheckRequest(service=name), timeout=5):
-        if reply.status == health_pb2.HealthCheckResponse.SERVING:
-            return reply.status
-    raise AssertionError("never became SERVING")
-
-
 async def test_liveness_and_readiness_are_reported_by_health() -> None:
     async with serving(echo_service) as server, channel_to(server) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         live = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=5)
         assert live.status == health_pb2.HealthCheckResponse.SERVING
-        assert await _wait_serving(channel, SERVICE) == health_pb2.HealthCheckResponse.SERVING
+        await wait_serving(channel, SERVICE)
 
 
 async def test_domain_errors_map_to_status_codes_and_bad_bank_ids_are_rejected() -> None:
