@@ -94,8 +94,12 @@ async def run_steps(
     example_steps: int = EXAMPLE_STEPS,
     settle_timeout: float = 30.0,
     say: Any = print,
+    only: frozenset[int] = frozenset(),
 ) -> Tally:
-    """``steps`` random steps drawn from ``seed``, in sequences of ``example_steps`` from fresh banks."""
+    """``steps`` random steps drawn from ``seed``, in sequences of ``example_steps`` from fresh banks.
+
+    With ``only``, just those sequences (numbered from 1, as their banks' names say) run: the others'
+    steps are still drawn, so a sequence that showed a violation in a long run is replayed alone."""
     tally = Tally()
     rng = random.Random(seed)
     lifecycle = Lifecycle(mesh, tally, seed=seed, settle_timeout=settle_timeout)
@@ -104,9 +108,13 @@ async def run_steps(
     try:
         done = 0
         while done < steps:
-            for _ in range(min(example_steps, steps - done)):
-                await lifecycle.run(random_step(rng))
-                done += 1
+            drawn = [random_step(rng) for _ in range(min(example_steps, steps - done))]
+            done += len(drawn)
+            if only and lifecycle.examples not in only:
+                lifecycle.new_example()
+                continue
+            for step in drawn:
+                await lifecycle.run(step)
             await lifecycle.finish()
             say(
                 f"{done}/{steps} steps, {tally.violations} violations "
@@ -133,6 +141,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=30.0,
         help="longest wait for the outbox to drain after a step (default 30)",
     )
+    parser.add_argument(
+        "--example",
+        type=int,
+        action="append",
+        default=[],
+        metavar="N",
+        help="run only sequence N of the seed's run (repeatable): replays what a long run showed",
+    )
     parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the JSON here")
 
 
@@ -147,9 +163,15 @@ def run(args: argparse.Namespace) -> int:
         write_json,
     )
 
-    if args.steps < 1 or args.example_steps < 1 or args.settle_seconds <= 0:
+    if (
+        args.steps < 1
+        or args.example_steps < 1
+        or args.settle_seconds <= 0
+        or min(args.example, default=1) < 1
+    ):
         print(
-            "hindsight bench lifecycle: --steps, --example-steps and --settle-seconds must be positive",
+            "hindsight bench lifecycle: --steps, --example-steps, --settle-seconds and --example "
+            "must be positive",
             file=sys.stderr,
         )
         return 2
@@ -157,7 +179,14 @@ def run(args: argparse.Namespace) -> int:
     print(f"hindsight bench lifecycle: {args.steps} steps, seed {args.seed}, starting a private mesh")
     with embedded_mesh(environ=env) as (info, _):
         tally = asyncio.run(
-            run_steps(mesh_handle(info), args.steps, args.seed, args.example_steps, args.settle_seconds)
+            run_steps(
+                mesh_handle(info),
+                args.steps,
+                args.seed,
+                args.example_steps,
+                args.settle_seconds,
+                only=frozenset(args.example),
+            )
         )
     document = tally.summary() | {
         "commit": commit_label(checkout()),
@@ -166,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
             "seed": args.seed,
             "example_steps": args.example_steps,
             "settle_seconds": args.settle_seconds,
+            "examples": sorted(args.example),
             "step_weights": dict(KINDS),
             "stores": "embedded PostgreSQL and Valkey, Qdrant Edge",
             "mesh": recorded_settings(env),

@@ -51,6 +51,7 @@ from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import RecordMeta, Turn, utcnow
 from hindsight.runtime.rewrites import Phrasings
 from hindsight.runtime.text import terms
+from hindsight.runtime.trust import review_mark_kept
 from hindsight.runtime.tsearch import query_terms
 
 log = logging.getLogger(__name__)
@@ -323,7 +324,11 @@ class EpisodicMemory:
         ``agent``: who wrote the new version (empty: the agent of ``meta``, else the old version's)."""
         old = await self.store.get_turn(bank_id, turn_id)
         new_meta = meta if meta is not None else old.meta
-        new_meta = replace(new_meta, agent=agent or new_meta.agent or old.meta.agent)
+        new_meta = replace(
+            new_meta,
+            agent=agent or new_meta.agent or old.meta.agent,
+            tags=review_mark_kept(old.meta.tags, new_meta.tags, same_text=not text or text == old.text),
+        )
         provenance = (turn_id, *(i for i in new_meta.source_turn_ids if i != turn_id))
         new = Turn(
             id=uuid.uuid4().hex,

@@ -8,7 +8,7 @@ A mixin on :class:`~hindsight.episodic.store_base.StoreBase` (see there why mixi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +40,7 @@ from hindsight.episodic.rows import (
 from hindsight.episodic.store_base import StoreBase
 from hindsight.runtime.errors import FailedPrecondition, NotFound
 from hindsight.runtime.records import Turn
+from hindsight.runtime.trust import REVIEWED_TAG
 from hindsight.runtime.tsearch import tsquery_literal
 
 
@@ -121,8 +122,8 @@ class TurnRecords(StoreBase):
             outbox: list[int] = []
             if decision == APPROVE and pending:
                 analysed = await analyse_turns([(held.turn.speaker, held.turn.text) for held in pending])
-                params = [
-                    turn_params(bank_id, held.turn, terms)
+                params = [  # a person read and approved it: it carries the review mark from now on
+                    turn_params(bank_id, with_review_mark(held.turn), terms)
                     for held, terms in zip(pending, analysed, strict=True)
                 ]
                 recorded = await self._insert_turns(conn, bank_id, params)
@@ -279,3 +280,9 @@ class TurnRecords(StoreBase):
                 # Reflection hides the lessons standing only on archived turns (a restore shows them again).
                 await self._enqueue(conn, bank_id, [(REFLECT, SYNC, TURN, i, {}) for i in forgotten])
         return len(forgotten)
+
+
+def with_review_mark(turn: Turn) -> Turn:
+    """``turn`` tagged as approved by a reviewer (see :data:`~hindsight.runtime.trust.REVIEWED_TAG`)."""
+    tags = tuple(dict.fromkeys((*turn.meta.tags, REVIEWED_TAG)))
+    return replace(turn, meta=replace(turn.meta, tags=tags))

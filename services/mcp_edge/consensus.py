@@ -52,7 +52,7 @@ from hindsight.runtime.statements import (
     same_value,
 )
 from hindsight.runtime.text import key_of, terms
-from hindsight.runtime.trust import UNCORROBORATED_TAG, capped_trust, corroborated, untrusted
+from hindsight.runtime.trust import UNCORROBORATED_TAG, capped_trust, corroborated, untrusted, vouched
 
 UNVERIFIED = "unverified_source"
 DISSENT = "contradicts_consensus"
@@ -488,6 +488,9 @@ def assess(
     }
     found[UNVERIFIED] = {**agent, **agent_against_user(memories), **found[UNVERIFIED]}
     found[TRIGGER] = triggers(memories, query, _carries_rule)
+    reviewed = {memory.id for memory in memories if vouched(memory.meta.tags)}
+    for kind in (UNVERIFIED, TRIGGER):  # a reviewer read it and approved it: the shape is no evidence
+        found[kind] = {rid: why for rid, why in found[kind].items() if rid not in reviewed}
     weights = {
         UNVERIFIED: settings.unverified_weight,
         DISSENT: settings.dissent_weight,

@@ -13,6 +13,7 @@ from hindsight.contracts.working.v1 import working_pb2
 from hindsight.mcp_edge.domain import CloseSessionResult
 from hindsight.mcp_edge.engine_base import EngineBase, log
 from hindsight.runtime.errors import InvalidArgument
+from hindsight.runtime.trust import check_written_tags
 
 
 class Sessions(EngineBase):
@@ -20,6 +21,7 @@ class Sessions(EngineBase):
 
     async def write_episode(self, bank_id: str, episode: episodic_pb2.Episode) -> episodic_pb2.Episode:
         """Record an episode for later reflection."""
+        check_written_tags(list(episode.meta.tags), "episode.meta.tags")
         reply = await self.clients.episodic.call(
             "WriteEpisode",
             episodic_pb2.WriteEpisodeRequest(bank_id=bank_id, episode=episode),

@@ -20,6 +20,7 @@ from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.interceptors import acting_as, actor_var
 from hindsight.runtime.offload import off_loop
 from hindsight.runtime.records import RecordMeta, Source, Turn
+from hindsight.runtime.trust import check_written_tags
 
 MAX_TURNS_PER_RETAIN = 1000
 SCREEN_OFF_LOOP_CHARS = 2_000
@@ -53,6 +54,8 @@ class Writes(Reads):
         ids = [turn.id for turn in turns]
         if len(set(ids)) != len(ids):
             raise InvalidArgument("turns", "turn ids must be unique within one call")
+        for index, turn in enumerate(turns):  # a review mark is earned in the review queue, never claimed
+            check_written_tags(turn.meta.tags, f"turns[{index}].meta.tags")
         timeout = self.settings.write_timeout
         started = time.perf_counter()
         self.guard.admit(bank_id, turns, actor)

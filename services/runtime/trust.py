@@ -10,9 +10,11 @@ lessons, recall-time flags) uses these rules, so they agree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.records import Source, Trust
+from hindsight.runtime.validation import check_tags
 
 UNTRUSTED_SOURCES = frozenset({Source.TOOL, Source.EXTERNAL})
 """Sources whose content needs corroboration before it is trusted."""
@@ -20,10 +22,24 @@ UNTRUSTED_SOURCES = frozenset({Source.TOOL, Source.EXTERNAL})
 UNCORROBORATED_TAG = "uncorroborated"
 """Tag a derived record (a semantic fact) carries while only untrusted sources state it."""
 
+REVIEWED_TAG = "reviewed"
+"""Tag a turn carries once a reviewer approved it out of the review queue: a person read it and vouched
+for it, so recall no longer ranks it down as unverified or as a planted trigger (an instruction in it is
+still flagged, and facts drawn from a tool's output still need corroboration). Only a review decision sets
+it; a new version with another text loses it."""
+
+RESERVED_TAGS = frozenset({UNCORROBORATED_TAG, REVIEWED_TAG})
+"""Tags the layers set on their own judgement: a client that writes one is refused."""
+
 
 def untrusted(source: Source) -> bool:
     """Whether content from ``source`` needs corroboration."""
     return source in UNTRUSTED_SOURCES
+
+
+def vouched(tags: Iterable[str]) -> bool:
+    """Whether a record's tags say a reviewer approved it (see :data:`REVIEWED_TAG`)."""
+    return REVIEWED_TAG in tags
 
 
 def corroborated(sources: Iterable[Source]) -> bool:
@@ -37,3 +53,20 @@ def capped_trust(source: Source, trust: Trust) -> Trust:
     """The trust a record may hold before corroboration: low for an untrusted source, whatever the caller
     claimed; as given otherwise."""
     return Trust.LOW if untrusted(source) else trust
+
+
+def check_written_tags(tags: Sequence[str], field: str = "tags") -> tuple[str, ...]:
+    """Tags a client writes onto a record: checked as any tags are, and none of :data:`RESERVED_TAGS` (a
+    client that could tag its text ``reviewed`` would skip the checks only a review earns)."""
+    checked = check_tags(tags, field)
+    for index, tag in enumerate(checked):
+        if tag.lower() in RESERVED_TAGS:
+            raise InvalidArgument(f"{field}[{index}]", f"{tag!r} is set by the memory service, not a client")
+    return checked
+
+
+def review_mark_kept(old_tags: Sequence[str], new_tags: Sequence[str], same_text: bool) -> tuple[str, ...]:
+    """A new version's tags: the review mark stays only while the text is the text that was reviewed,
+    whatever the caller's tags said (an approved text edited into another was not approved)."""
+    kept = tuple(tag for tag in new_tags if tag != REVIEWED_TAG)
+    return (*kept, REVIEWED_TAG) if same_text and vouched(old_tags) else kept

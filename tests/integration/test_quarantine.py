@@ -21,6 +21,7 @@ from hindsight.episodic.settings import EpisodicSettings
 from hindsight.episodic.store import PostgresEpisodicStore
 from hindsight.runtime.interceptors import ACTOR_HEADER
 from hindsight.runtime.records import RecordMeta, Role, Source, Turn, to_timestamp
+from hindsight.runtime.trust import REVIEWED_TAG
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 TIMEOUT = 10
@@ -128,6 +129,11 @@ async def test_held_turns_stay_out_until_approved_and_rejected_ones_only_warn(
     assert list(approved.not_pending_ids) == ["missing"]
     assert sorted(await _ids(episodic, bank, "invoice portal")) == ["en", "ok"]
     assert await _ids(episodic, bank, "invoice portal", quarantined_only=True) == []
+    live = await episodic.GetTurns(
+        episodic_pb2.GetTurnsRequest(bank_id=bank, turn_ids=["en", "ok"]), timeout=TIMEOUT
+    )
+    marks = {t.id: REVIEWED_TAG in t.meta.tags for t in live.turns}
+    assert marks == {"en": True, "ok": False}  # the approved turn carries the reviewer's word with it
 
     rejected = await episodic.ReviewQuarantined(
         episodic_pb2.ReviewQuarantinedRequest(
