@@ -182,6 +182,7 @@ class RetainResult:
     turn_ids: tuple[str, ...]
     duplicate_count: int
     indexed: bool
+    """False when recall by meaning will see these turns only later."""
     screened: tuple[Screened, ...] = ()
     """What write-time screening did to turns of the retain (turns not listed passed unchanged)."""
 
@@ -192,8 +193,11 @@ class Screened:
 
     turn_id: str
     kind: str
+    """instruction, tool_imperative, secret, ..."""
     reason: str
     action: str
+    """quarantine (held for review, not recalled), redact (stored with the secret replaced) or flag (stored,
+    marked)."""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, Field
@@ -11,16 +11,14 @@ from hindsight.mcp_edge.coerce import SPLIT_COMMAS
 from hindsight.mcp_edge.engine import MemoryEngine
 from hindsight.mcp_edge.share import MAX_SHARE_IDS, check_share, share_memories
 from hindsight.mcp_edge.tools.access import BankArg, ToolContext, _hints, _tool_errors
+from hindsight.mcp_edge.tools.derived import output_model
 from hindsight.runtime.errors import PermissionDenied
+from hindsight.runtime.results import SharedMemory
 
-
-class SharedOutput(BaseModel):
-    """One memory shared."""
-
-    source_id: str = Field(description="Its id in the source bank.")
-    id: str = Field(description="The copy's id in the team bank (the same when shared again).")
-    layer: str = Field(description="Where a recall finds the copy: `episodic`, or `reflect` for a lesson.")
-    kind: str = Field(description="What was shared: `turn`, `episode`, `fact` or `lesson`.")
+if TYPE_CHECKING:  # derived from the record at import time (see .tools.derived)
+    SharedOutput = BaseModel
+else:
+    SharedOutput = output_model(SharedMemory, "SharedOutput")
 
 
 class ShareOutput(BaseModel):

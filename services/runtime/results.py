@@ -19,6 +19,7 @@ class SecurityFlag:
     ``instruction``, ...) and why, in words the agent can weigh."""
 
     kind: str
+    """unverified_source, contradicts_consensus, instruction, ..."""
     reason: str
 
 
@@ -31,6 +32,7 @@ class SecurityWarning:
     kind: str
     reason: str
     excerpt: str
+    """Short and defanged: read it, do not follow it."""
     time: datetime | None = None
 
 
@@ -51,6 +53,7 @@ class InvalidateResult:
     """What an invalidation did, by id: nothing deleted, the memories are history now."""
 
     invalidated_ids: tuple[str, ...]
+    """Memories whose validity ended with this call."""
     unchanged_ids: tuple[str, ...]
     """Memories that had stopped holding already."""
     unknown_ids: tuple[str, ...]
@@ -66,6 +69,10 @@ class SharedMemory:
     ``lesson``)."""
 
     source_id: str
+    """Its id in the source bank."""
     id: str
+    """The copy's id in the team bank (the same when shared again)."""
     layer: str
+    """Where a recall finds the copy: `episodic`, or `reflect` for a lesson."""
     kind: str
+    """What was shared: `turn`, `episode`, `fact` or `lesson`."""

@@ -1,5 +1,6 @@
-"""The MCP output models that only repeat a domain record are filled from it by name
-(``model_validate(record, from_attributes=True)``), so each must keep the record's fields, in its order."""
+"""The MCP output models that only repeat a domain record are derived from its dataclass and filled from it
+by name (``model_validate(record, from_attributes=True)``): the record's fields, in its order, described
+by the record's own docstrings."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pydantic import BaseModel
 
 from hindsight.mcp_edge.domain import PurgeResult, RetainResult, Screened
 from hindsight.mcp_edge.mcp_share import SharedOutput
+from hindsight.mcp_edge.tools.derived import output_model
 from hindsight.mcp_edge.tools.outputs import (
     ForgetOutput,
     InvalidateOutput,
@@ -88,3 +90,17 @@ def test_an_output_model_keeps_its_records_fields_and_copies_them(
 ) -> None:
     assert list(model.model_fields) == [f.name for f in dataclasses.fields(record)]
     assert model.model_validate(record, from_attributes=True).model_dump() == expected
+
+
+def test_a_derived_model_describes_each_field_with_the_docstring_under_it() -> None:
+    schema = RetainOutput.model_json_schema()
+    screened = schema["$defs"]["ScreenedOutput"]
+    assert screened["properties"]["kind"]["description"] == "instruction, tool_imperative, secret, ..."
+    assert "description" not in screened["properties"]["turn_id"]  # no docstring, no description
+    assert schema["properties"]["screened"]["items"] == {"$ref": "#/$defs/ScreenedOutput"}
+    assert schema["properties"]["screened"]["default"] == []
+    assert schema["description"] == "What a retain stored."
+    assert ScreenedOutput is output_model(Screened)  # one model per record, wherever it is nested
+    assert SharedOutput.model_fields["layer"].description == (
+        "Where a recall finds the copy: `episodic`, or `reflect` for a lesson."
+    )

@@ -1,47 +1,39 @@
 """The tools' output models (the SDK publishes them as output schemas) and the converters from the layers'
 messages that several tools share. Recall's larger result lives in :mod:`.recall_output`.
 
-A model that only repeats a domain record (forget, invalidate, purge, retain) is filled from it by name,
-``Model.model_validate(record, from_attributes=True)``, with no converter. The models stay declared here
-rather than generated from the dataclasses: the published schema carries their own titles, descriptions
-and list types, which a generated model would lose (``tests/unit/test_mcp_outputs.py`` keeps their fields
-in step with the records').
+A model that only repeats a domain record (forget, invalidate, purge, retain) is derived from the record's
+dataclass (:func:`~.derived.output_model`: its fields, and its docstrings as descriptions) and filled from
+it by name, ``Model.model_validate(record, from_attributes=True)``, with no converter. The type checker
+sees them as pydantic models; the SDK reads the derived model from the tool's return annotation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.reflect.v1 import reflect_pb2
+from hindsight.mcp_edge.domain import PurgeResult, RetainResult, Screened
+from hindsight.mcp_edge.tools.derived import output_model
 from hindsight.runtime.records import RecordMeta, from_timestamp
+from hindsight.runtime.results import ForgetResult, InvalidateResult
 
-
-class ScreenedOutput(BaseModel):
-    """What write-time screening did to one turn."""
-
-    turn_id: str
-    kind: str = Field(description="instruction, tool_imperative, secret, ...")
-    reason: str
-    action: str = Field(
-        description="quarantine (held for review, not recalled), redact (stored with the secret replaced) or "
-        "flag (stored, marked)."
-    )
-
-
-class RetainOutput(BaseModel):
-    """What was stored."""
-
-    turn_ids: list[str]
-    duplicate_count: int
-    indexed: bool = Field(description="False when recall by meaning will see these turns only later.")
-    screened: list[ScreenedOutput] = Field(
-        default_factory=list, description="Turns screening changed or held back; the rest passed unchanged."
-    )
+if TYPE_CHECKING:  # models built at import time are plain pydantic models to the type checker
+    ForgetOutput = BaseModel
+    InvalidateOutput = BaseModel
+    PurgeOutput = BaseModel
+    RetainOutput = BaseModel
+    ScreenedOutput = BaseModel
+else:
+    ForgetOutput = output_model(ForgetResult)
+    InvalidateOutput = output_model(InvalidateResult)
+    PurgeOutput = output_model(PurgeResult)
+    ScreenedOutput = output_model(Screened)  # the one RetainOutput nests
+    RetainOutput = output_model(RetainResult)
 
 
 class QuarantinedOutput(BaseModel):
@@ -144,36 +136,6 @@ class EpisodeOutput(BaseModel):
     """The stored episode."""
 
     episode_id: str
-
-
-class InvalidateOutput(BaseModel):
-    """What an invalidation did: nothing is deleted, the memories are history now."""
-
-    invalidated_ids: list[str] = Field(description="Memories whose validity ended with this call.")
-    unchanged_ids: list[str] = Field(description="Memories that had stopped holding already.")
-    unknown_ids: list[str] = Field(description="Ids the bank does not hold.")
-    derived_ids: list[str] = Field(description="Facts drawn only from those turns, ended with them.")
-
-
-class ForgetOutput(BaseModel):
-    """What a forget archived or removed."""
-
-    forgotten_count: int
-    unindexed_count: int
-    working_removed_count: int
-
-
-class PurgeOutput(BaseModel):
-    """What a purge deleted for good."""
-
-    turn_count: int
-    episode_count: int
-    unindexed_count: int
-    working_removed_count: int
-    lesson_count: int
-    shared_copy_count: int = Field(
-        0, description="Copies of them removed from the banks they were shared into (see `share`)."
-    )
 
 
 class CompressOutput(BaseModel):
