@@ -1,12 +1,12 @@
 """A Delete, with lineage: records by their own id, and turns subtracted from what stands on them.
 
-``ids`` name records that go by their own id (a turn no longer live, an episode); nothing else changes, so
-the facts of an update's archived old version stay as history. ``turn_ids`` name turns that are gone: their
-turn records go, every derived record (fact, episode record, review item, entity contribution, pending LLM
-pass) loses them from the turns it stands on and goes with the last of them, and each leaves a tombstone
-that drops later writes of it (recoverable for an archive: a restore's Upsert of the turn lifts it). A
-turn's own provenance never makes it die with another turn: the new version of an updated turn outlives
-the old one.
+``ids`` name records that go by their own id (a turn no longer live, an episode); the facts of an update's
+archived old version stay as history, and only review items drawn from it go (nothing is left to
+decide). ``turn_ids`` name turns that are gone: their turn records go, every derived record (fact,
+episode record, review item, entity contribution, pending LLM pass) loses them from the turns it stands
+on and goes with the last of them, and each leaves a tombstone that drops later writes of it
+(recoverable for an archive: a restore's Upsert of the turn lifts it). A turn's own provenance never
+makes it die with another turn: the new version of an updated turn outlives the old one.
 
 What a deleted record had replaced becomes current again only when it stands on a live turn
 (:func:`reelect`): the value an update replaced stays replaced when the new version is forgotten.
@@ -128,12 +128,16 @@ async def _subtract_graph(
 async def _settle_reviews(
     store: SemanticStore, bank_id: str, dead: set[str], gone: set[str], done: Erased
 ) -> None:
-    """A review whose candidate's turns are gone dies; one whose current record is gone dies too, and
-    its candidate is settled anew; the others lose the dead turns from their copies."""
-    for item in await store.reviews(bank_id, MAX_REVIEWS_READ):
+    """A review whose candidate stands on no live turn any more dies (its turns are gone, or it came from
+    an update's old version: what was corrected is no question to decide); one whose current record is
+    gone dies too, and its candidate is settled anew; the others lose the dead turns from their copies."""
+    items = await store.reviews(bank_id, MAX_REVIEWS_READ)
+    standing = await live_turns(store, bank_id, [t for item in items for t in lineage_of(item.candidate)])
+    for item in items:
         candidate = without(item.candidate, dead)
         current = without(item.current, dead)
-        if candidate is None or item.candidate.id in gone:
+        turns = lineage_of(item.candidate)
+        if candidate is None or item.candidate.id in gone or (turns and standing.isdisjoint(turns)):
             await store.drop_review(bank_id, item.id)
         elif current is None or item.current.id in gone:
             await store.drop_review(bank_id, item.id)

@@ -288,3 +288,26 @@ async def test_restoring_the_old_version_of_a_forgotten_update_brings_its_value_
     chain = {f.value: f for f in await facts(stub, unique_name, "lives_in")}
     assert [v for v, f in chain.items() if not f.superseded_by] == ["Boston"], chain
     assert chain["Paris"].superseded_by == chain["Boston"].id
+
+
+async def test_a_review_drawn_from_an_updated_version_goes_and_never_becomes_the_current_value(
+    stub, unique_name
+) -> None:
+    """An outside report contradicting the user waits for review; the report is then corrected (an
+    update) and the user's turn purged: the corrected report settles, never the text it replaced."""
+    outside = common_pb2.SOURCE_EXTERNAL
+    await upsert(stub, unique_name, turn("u1", "I live in Paris.", START, session="home"))
+    await upsert(
+        stub, unique_name, turn("x1", "I live in Boston.", START + timedelta(days=1), source=outside)
+    )
+    assert [item.candidate.value for item in await reviews(stub, unique_name)] == ["Boston"]
+
+    later = START + timedelta(days=2)
+    await upsert(stub, unique_name, turn("x2", "I live in Denver.", later, cites=["x1"], source=outside))
+    await stub.Delete(semantic_pb2.DeleteRequest(bank_id=unique_name, ids=["x1"]), timeout=TIMEOUT)
+    assert [item.candidate.value for item in await reviews(stub, unique_name)] == ["Denver"]
+
+    await delete(stub, unique_name, "u1")
+    current = [f.value for f in await facts(stub, unique_name, "lives_in") if not f.superseded_by]
+    assert current == ["Denver"]
+    assert await reviews(stub, unique_name) == []
