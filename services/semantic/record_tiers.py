@@ -242,14 +242,25 @@ class RecordTiers(QdrantCollections):
     async def delete(
         self, bank_id: str, ids: Sequence[str], source_turn_ids: Sequence[str], session_id: str
     ) -> list[str]:
-        """Read the matching ids, then delete; the bank condition is always part of the filter."""
+        """Read the matching ids, then delete; the bank condition is always part of the filter.
+        ``session_id`` takes only the session's records that stand on no turn: one that does dies with
+        the last of its turns (:mod:`.erase`), and a fact merged from turns of several sessions outlives
+        the purge of one of them."""
         any_of: list[models.Condition] = []
         if ids:
             any_of.append(models.HasIdCondition(has_id=[point_id(bank_id, i) for i in dict.fromkeys(ids)]))
         if source_turn_ids:
             any_of.append(field_in("source_turn_ids", source_turn_ids))
         if session_id:
-            any_of.append(field_is("session_id", session_id))
+            any_of.append(
+                models.Filter(
+                    must=[
+                        field_is("session_id", session_id),
+                        models.IsEmptyCondition(is_empty=models.PayloadField(key="lineage")),
+                        models.IsEmptyCondition(is_empty=models.PayloadField(key="source_turn_ids")),
+                    ]
+                )
+            )
         if not any_of:
             return []
         selector = models.Filter(must=[of_bank(bank_id)], should=any_of)

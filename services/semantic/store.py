@@ -108,7 +108,8 @@ class VectorStore(Protocol):
     async def delete(
         self, bank_id: str, ids: Sequence[str], source_turn_ids: Sequence[str], session_id: str
     ) -> list[str]:
-        """Delete matching records from both tiers; returns their ids."""
+        """Delete matching records from both tiers (by id, by a cited turn, or the session's records that
+        stand on no turn); returns their ids."""
         ...
 
     async def delete_bank(self, bank_id: str) -> int:

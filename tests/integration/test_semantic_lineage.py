@@ -311,3 +311,15 @@ async def test_a_review_drawn_from_an_updated_version_goes_and_never_becomes_the
     current = [f.value for f in await facts(stub, unique_name, "lives_in") if not f.superseded_by]
     assert current == ["Denver"]
     assert await reviews(stub, unique_name) == []
+
+
+async def test_a_fact_stated_in_two_sessions_outlives_the_purge_of_one(stub, unique_name) -> None:
+    await upsert(stub, unique_name, turn("t1", "I live in Lisbon.", START, session="first"))
+    await upsert(
+        stub, unique_name, turn("t2", "I live in Lisbon.", START + timedelta(hours=1), session="second")
+    )
+    await stub.Delete(semantic_pb2.DeleteRequest(bank_id=unique_name, session_id="first"), timeout=TIMEOUT)
+    current = [(f.value, list(f.meta.source_turn_ids)) for f in await facts(stub, unique_name, "lives_in")]
+    assert current == [("Lisbon", ["t2"])]
+    caroline = await page(stub, unique_name, "Caroline")
+    assert [f.value for f in caroline.facts if f.attribute == "lives_in"] == ["Lisbon"]
