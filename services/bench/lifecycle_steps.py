@@ -373,7 +373,8 @@ class Lifecycle:
         if reply.superseded_id != target.id:
             raise StepError(f"update of {target.id} says it replaced {reply.superseded_id!r}")
         self.decisions += 1
-        new = replace(new, id=reply.turn.id)
+        # An update keeps the turn's source: an outside report corrected is still an outside report.
+        new = replace(new, id=reply.turn.id, claim=target.claim)
         self.example.model.update(target.bank, target.id, new)
         touched.update({(target.bank, target.id), (target.bank, new.id)})
 
