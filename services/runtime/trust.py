@@ -24,9 +24,10 @@ UNCORROBORATED_TAG = "uncorroborated"
 
 REVIEWED_TAG = "reviewed"
 """Tag a turn carries once a reviewer approved it out of the review queue: a person read it and vouched
-for it, so recall no longer ranks it down as unverified or as a planted trigger (an instruction in it is
-still flagged, and facts drawn from a tool's output still need corroboration). Only a review decision sets
-it; a new version with another text loses it."""
+for it, so recall no longer ranks it (or the facts drawn from it, which carry its tags) down as unverified
+or as a planted trigger. An instruction in it is still flagged, and the semantic layer still lets no tool's
+statement replace the user's value. Only a review decision sets it; a new version with another text loses
+it."""
 
 RESERVED_TAGS = frozenset({UNCORROBORATED_TAG, REVIEWED_TAG})
 """Tags the layers set on their own judgement: a client that writes one is refused."""
