@@ -22,15 +22,16 @@ UNTRUSTED_SOURCES = frozenset({Source.TOOL, Source.EXTERNAL})
 UNCORROBORATED_TAG = "uncorroborated"
 """Tag a derived record (a semantic fact) carries while only untrusted sources state it."""
 
-REVIEWED_TAG = "reviewed"
+SERVICE_TAG_PREFIX = "hindsight:"
+"""Tags under this prefix are the memory service's own judgement: a client that writes one is refused (a
+client's own words, "reviewed" or "verified", stay its to use)."""
+
+REVIEWED_TAG = f"{SERVICE_TAG_PREFIX}reviewed"
 """Tag a turn carries once a reviewer approved it out of the review queue: a person read it and vouched
 for it, so recall no longer ranks it (or the facts drawn from it, which carry its tags) down as unverified
 or as a planted trigger. An instruction in it is still flagged, and the semantic layer still lets no tool's
 statement replace the user's value. Only a review decision sets it; a new version with another text loses
 it."""
-
-RESERVED_TAGS = frozenset({UNCORROBORATED_TAG, REVIEWED_TAG})
-"""Tags the layers set on their own judgement: a client that writes one is refused."""
 
 
 def untrusted(source: Source) -> bool:
@@ -57,11 +58,12 @@ def capped_trust(source: Source, trust: Trust) -> Trust:
 
 
 def check_written_tags(tags: Sequence[str], field: str = "tags") -> tuple[str, ...]:
-    """Tags a client writes onto a record: checked as any tags are, and none of :data:`RESERVED_TAGS` (a
-    client that could tag its text ``reviewed`` would skip the checks only a review earns)."""
+    """Tags a client writes onto a record: checked as any tags are, and none under
+    :data:`SERVICE_TAG_PREFIX` (a client that could write the review mark would skip the checks only a
+    review earns)."""
     checked = check_tags(tags, field)
     for index, tag in enumerate(checked):
-        if tag.lower() in RESERVED_TAGS:
+        if tag.casefold().startswith(SERVICE_TAG_PREFIX):
             raise InvalidArgument(f"{field}[{index}]", f"{tag!r} is set by the memory service, not a client")
     return checked
 

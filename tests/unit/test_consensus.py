@@ -567,8 +567,8 @@ def test_a_tool_output_a_reviewer_approved_is_not_ranked_down_as_a_trigger_or_un
 
 
 def test_only_the_memory_service_sets_the_review_mark() -> None:
-    assert check_written_tags(["project", "Reviewed-later"]) == ("project", "Reviewed-later")
-    for reserved in (REVIEWED_TAG, "Reviewed", UNCORROBORATED_TAG):
+    assert check_written_tags(["project", "reviewed"]) == ("project", "reviewed")  # a client's own word
+    for reserved in (REVIEWED_TAG, "Hindsight:Reviewed", "hindsight:anything"):
         with pytest.raises(InvalidArgument, match=r"turns\[0\]\.meta\.tags\[1\]"):
             check_written_tags(["project", reserved], "turns[0].meta.tags")
     # A new version keeps the mark only while its text is the one reviewed, whatever the caller sent.
