@@ -13,7 +13,7 @@ from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.interceptors import caller_var
 from hindsight.runtime.records import RecordMeta, TimeRange, from_timestamp, to_timestamp
 from hindsight.runtime.rewrites import check_phrasings
-from hindsight.runtime.validation import check_limit, check_name, check_text
+from hindsight.runtime.validation import check_count, check_limit, check_name, check_text
 from hindsight.semantic.engine import DEFAULT_LIMIT, MAX_LIMIT, SemanticEngine, reply_context
 from hindsight.semantic.export_rows import records_page
 from hindsight.semantic.pages import EntityMatch
@@ -270,10 +270,7 @@ class SemanticServicer(ValidityServicer, semantic_pb2_grpc.SemanticServiceServic
     async def Upsert(
         self, request: semantic_pb2.UpsertRequest, context: grpc.aio.ServicerContext
     ) -> semantic_pb2.UpsertResponse:
-        if not request.records:
-            raise InvalidArgument("records", "must not be empty")
-        if len(request.records) > MAX_RECORDS:
-            raise InvalidArgument("records", f"must hold at most {MAX_RECORDS} records")
+        check_count(request.records, "records", MAX_RECORDS, "records")
         records = [record_from_pb(record, f"records[{i}]") for i, record in enumerate(request.records)]
         return semantic_pb2.UpsertResponse(upserted_count=await self.engine.upsert(request.bank_id, records))
 
