@@ -7,7 +7,8 @@ history too, so an outdated record comes back with its validity instead of vanis
 of the same turn that says nothing about it. Then, for the moment the recall is about:
 
 - **now** (the default): memories that stopped holding rank below the ones that hold, marked
-  ``outdated since DATE, now: <what replaced it>``;
+  ``outdated since DATE, now: <what replaced it>``; one whose replacement ranks above it stays right below
+  that replacement (the answer's history comes with the answer), the others go last;
 - **a time the query names** ("where did I live in March?", "去年住哪"): what held then ranks first; a
   value that ended before then, or one that only began after it, goes below and is marked;
 - **as_of** (an explicit moment): only what was said by then is searched, the semantic layer answers with
@@ -128,10 +129,11 @@ def resolve(
     on: bool = True,
 ) -> list[RecalledMemory]:
     """The memories with their validity, those that held at the moment asked about first (in their
-    order), then the outdated ones, marked (see the module docstring). ``asked``: the range the query's
-    time expression stands for, if any. Without ``as_of`` or ``asked``, the question is about the latest
-    state known: a memory whose end is known is outdated, whenever that end was stamped. Off (``on``
-    false, HINDSIGHT_RECALL_VALIDITY) and without ``as_of``, the memories are returned as they came."""
+    order, each followed by what it replaced), then the other outdated ones, marked (see the module
+    docstring). ``asked``: the range the query's time expression stands for, if any. Without ``as_of``
+    or ``asked``, the question is about the latest state known: a memory whose end is known is outdated,
+    whenever that end was stamped. Off (``on`` false, HINDSIGHT_RECALL_VALIDITY) and without ``as_of``,
+    the memories are returned as they came."""
     if not on and q.as_of is None:
         return list(memories)
     known = {
@@ -145,11 +147,13 @@ def resolve(
     moment = _moment(q, asked)
     holding: list[RecalledMemory] = []
     outdated: list[RecalledMemory] = []
+    placed: set[str] = set()  # the ids in ``holding``
     for memory in memories:
         found = known.get(memory.id)
         chained = found is not None or bool(memory.supersedes or memory.superseded_by)
         if not chained:
             holding.append(memory)
+            placed.add(memory.id)
             continue
         successor = (found.successor if found else "") or memory.superseded_by
         valid_to = found.valid_to if found else None
@@ -173,7 +177,11 @@ def resolve(
             superseded_by=successor if note or memory.superseded_by else "",
             outdated=note,
         )
-        (outdated if note else holding).append(marked)
+        if note and successor not in placed:
+            outdated.append(marked)
+        else:  # holding, or history right below the value that replaced it (as below_successors put it)
+            holding.append(marked)
+            placed.add(marked.id)
     return holding + outdated
 
 

@@ -17,7 +17,7 @@ what differs is read as the values:
 statement asserts a current state is :mod:`.modality`'s question.
 """
 
-# ruff: noqa: RUF001  (Chinese examples use full-width punctuation on purpose)
+# ruff: noqa: RUF001, RUF002, RUF003  (Chinese examples use full-width punctuation on purpose)
 from __future__ import annotations
 
 import re
@@ -208,7 +208,7 @@ def _plain(segment: list[Token]) -> str:
 
 _ANAPHORA = frozenset(
     "it its he him his she her hers they them their theirs this these those which who whom whose you your "
-    "yours one ones 他 她 它 你 这 那".split()
+    "yours one ones 他 她 它 你 这 那 其 该".split()
 )
 """Words whose referent lies outside the clause: a frame holding one cannot say whose value it is."""
 _JUDGEMENTS = frozenset(
@@ -518,18 +518,50 @@ MAX_CLAUSE_TOKENS = 80
 stated in a short clause."""
 
 
+SPEAKER = ("<speaker>",)
+"""The subject of a clause that speaks of the speaker's own things ("my", "我")."""
+
+
+def _subjects(texts: list[str]) -> list[tuple[str, ...] | None]:
+    """Whose value each clause states, where the text says so: the speaker for a clause with a first-person
+    word; for one without, the subject a clause just before it introduced ("李梓涵是我的同事，其年龄是37岁",
+    "Tom is my uncle, age 60": the words before that clause's copula); None when nothing says."""
+    found: list[tuple[str, ...] | None] = []
+    previous: list[Token] = []
+    for text in texts:
+        current = tokens(text)
+        if any(t.key in _FIRST_PERSON for t in current):
+            found.append(SPEAKER)
+        else:
+            link = next((i for i, t in enumerate(previous) if t.link), 0)
+            named = tuple(t.key for t in previous[:link] if t.key not in _SPEAKER_OWN)
+            found.append(named or (SPEAKER if link else None))
+        previous = current
+    return found
+
+
+_FIRST_PERSON = frozenset({"i", "me", "my", "我"})
+
+
 def match(old_text: str, new_text: str) -> Match | None:
     """The best pair of clauses of ``old_text`` and ``new_text`` that ask the same question with
-    different values, or None."""
+    different values, or None. Two clauses whose subjects the texts name differently (:func:`_subjects`)
+    are about two people or things, whatever their frames share."""
     best: Match | None = None
+    old_all = clauses(old_text)[:MAX_CLAUSES]
+    new_all = clauses(new_text)[:MAX_CLAUSES]
     old_clauses = [
-        (c, t) for c in clauses(old_text)[:MAX_CLAUSES] if len(t := tokens(c)) <= MAX_CLAUSE_TOKENS
+        (c, t, subject)
+        for c, subject in zip(old_all, _subjects(old_all), strict=True)
+        if len(t := tokens(c)) <= MAX_CLAUSE_TOKENS
     ]
-    for new_clause in clauses(new_text)[:MAX_CLAUSES]:
+    for new_clause, new_subject in zip(new_all, _subjects(new_all), strict=True):
         new_tokens = tokens(new_clause)
         if len(new_tokens) > MAX_CLAUSE_TOKENS:
             continue  # a statement of one value is short; aligning long runs of text costs quadratic time
-        for old_clause, old_tokens in old_clauses:
+        for old_clause, old_tokens, old_subject in old_clauses:
+            if old_subject is not None and new_subject is not None and old_subject != new_subject:
+                continue  # "李梓涵是我的同事，其年龄是37岁" / "王宇轩是我的叔叔，其年龄是60岁": two people
             found = _compare(old_tokens, new_tokens)
             if found is not None and (best is None or found.strength > best.strength):
                 best = Match(old_clause, new_clause, found.old_values, found.new_values, found.strength)

@@ -66,6 +66,15 @@ def test_a_question_about_now_puts_what_holds_first_and_marks_what_was_replaced(
     assert "[outdated since 2025-05-01, now: My locker number is 87.]" in render_item(old)
 
 
+def test_a_replaced_value_stays_right_below_its_replacement_and_an_ended_one_goes_last() -> None:
+    """The history of the answer comes with the answer, not after everything else the recall found."""
+    ended = _memory("ended", "My gym is FitHub.", MARCH)
+    outcomes = _outcomes(*CHAIN[0].candidates, _semantic("ended", MARCH, valid_from=MARCH, valid_to=MAY))
+    resolved = resolve([NEW, OLD, ended, LUNCH], outcomes, RecallQuery("b", "locker?"), None)
+    assert [m.id for m in resolved] == ["new", "old", "lunch", "ended"]
+    assert resolved[1].outdated.startswith("outdated since 2025-05-01") and resolved[3].outdated
+
+
 def test_a_question_about_a_time_puts_what_held_then_first() -> None:
     march = TimeRange(datetime(2025, 3, 1, tzinfo=UTC), datetime(2025, 4, 1, tzinfo=UTC))
     resolved = resolve([NEW, OLD], CHAIN, RecallQuery("b", "locker in March?"), march)

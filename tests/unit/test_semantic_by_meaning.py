@@ -137,6 +137,80 @@ def test_look_alikes_leave_the_earlier_statement_alone(old: str, new: str) -> No
     assert not verdict.supersedes, verdict
 
 
+# A person introduced in one clause and their value stated in the next ("X is my Y, ..."): the second
+# clause's subject is the first clause's, so two people with the same attribute are two questions.
+_INTRODUCED_ZH = (
+    "{n}是我的{r}，其{a}是{v}。",
+    "{n}是我{r}，{a}{v}。",
+    "{n}是我的{r}，{a}是{v}。",
+    "{n}是我的{r}。其{a}是{v}。",
+)
+_INTRODUCED_EN = (
+    "{n} is my {r}, age {v}.",
+    "{n} is my {r}; height {v}.",
+    "{n} is my {r}. Their birthday is {v}.",
+)
+_PEOPLE_ZH = (("李梓涵", "同事"), ("王宇轩", "叔叔"), ("张欣怡", "表姐"))
+_VALUES_ZH = (("年龄", "37岁", "60岁"), ("身高", "161cm", "179cm"), ("生日", "3月24日", "12月18日"))
+_PEOPLE_EN = (("Priya", "colleague"), ("Tomas", "uncle"), ("Mei", "cousin"))
+_VALUES_EN = ("37", "60", "12 May")
+
+
+def _two_people() -> list[tuple[str, str]]:
+    pairs = []
+    for template in _INTRODUCED_ZH:
+        for (first, second), (attribute, old, new) in zip(
+            zip(_PEOPLE_ZH, _PEOPLE_ZH[1:] + _PEOPLE_ZH[:1], strict=True), _VALUES_ZH, strict=True
+        ):
+            pairs.append(
+                (
+                    template.format(n=first[0], r=first[1], a=attribute, v=old),
+                    template.format(n=second[0], r=second[1], a=attribute, v=new),
+                )
+            )
+    for template in _INTRODUCED_EN:
+        for first, second in zip(_PEOPLE_EN, _PEOPLE_EN[1:] + _PEOPLE_EN[:1], strict=True):
+            pairs.append(
+                (
+                    template.format(n=first[0], r=first[1], v=_VALUES_EN[0]),
+                    template.format(n=second[0], r=second[1], v=_VALUES_EN[1]),
+                )
+            )
+    return pairs
+
+
+@pytest.mark.parametrize(("old", "new"), _two_people())
+def test_a_value_of_another_person_introduced_before_it_is_not_a_correction(old: str, new: str) -> None:
+    verdict = judge(turn(old, 1), turn(new, 9))
+    assert not verdict.supersedes, verdict
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("我身高166cm。", "张伟是我的舅舅，身高153cm。"),  # the speaker's own, then an introduced person's
+        ("My height is 170 cm.", "Tomas is my uncle, height 182 cm."),
+    ],
+)
+def test_the_speakers_own_value_is_not_replaced_by_an_introduced_persons(old: str, new: str) -> None:
+    assert not judge(turn(old, 1), turn(new, 9)).supersedes
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Quick update, my flight leaves at 9am.", "Sorry, my flight leaves at 10am."),
+        ("我的下属在山东青岛工作呢。", "我的下属在广州工作呢。"),
+        ("王宇是我的表哥，身高166cm。", "王宇是我的表哥，身高170cm。"),
+    ],
+)
+def test_a_clause_with_its_own_subject_or_the_same_introduced_one_still_supersedes(
+    old: str, new: str
+) -> None:
+    verdict = judge(turn(old, 1), turn(new, 9))
+    assert verdict.supersedes, verdict
+
+
 def test_the_values_are_told_from_the_frame() -> None:
     found = match("Invoices go out on the 1st.", "From next month invoices go out on the 15th.")
     assert found is not None and found.old_values == ("1st",) and found.new_values == ("15th",)
