@@ -67,6 +67,28 @@ def _scope(query: str) -> tuple[int, int]:
     return scope
 
 
+def questions_only(query: str) -> str:
+    """The query's questions without the talk around them, or "" when it is all question or has none.
+
+    A request that carries remarks before or between its questions ("天气真好……我真正想问的是…", a
+    dialogue so far) matches what the remarks say as much as what is asked; searched alone, the questions
+    find their answer without that noise.
+    """
+    kept, start, sentences = [], 0, 0
+    for end in _SENTENCE_END.finditer(query):
+        sentence = query[start : end.end()].strip()
+        start = end.end()
+        if sentence:
+            sentences += 1
+            if query[end.start()] in _QUESTION_MARKS:
+                kept.append(sentence)
+    if query[start:].strip():
+        sentences += 1
+    if not kept or len(kept) == sentences:
+        return ""
+    return " ".join(kept)
+
+
 def find_time(query: str, now: datetime, zone: tzinfo | str | None = UTC) -> TimeHint | None:
     """The first (then longest) time expression of the query's question, relative to ``now`` in ``zone``."""
     start, end = _scope(query)
@@ -113,6 +135,9 @@ def understand(
     keywords = tuple(dict.fromkeys(terms(rest)))
     entities = find_entities(rest)
     candidates = [query]
+    asked = questions_only(query)
+    if asked:
+        candidates.append(asked)  # the questions alone, without the remarks around them
     if hint is not None and rest and len(terms(rest)) > 0:
         candidates.append(rest)  # the time words match nothing the memory said; the rest does
     named = {word.lower() for entity in entities for word in entity.split()}

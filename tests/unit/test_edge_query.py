@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from hindsight.mcp_edge.query import find_entities, find_time, understand
+from hindsight.mcp_edge.query import find_entities, find_time, questions_only, understand
 
 NOW = datetime(2026, 11, 30, 15, 30, tzinfo=UTC)  # a Monday
 
@@ -80,6 +80,16 @@ def test_rewrites_leave_out_the_time_words_and_keep_names_and_content_words() ->
 def test_rewrites_that_search_the_same_terms_are_searched_once() -> None:
     assert understand("Biscuit", NOW).rewrites == ("Biscuit",)
     assert understand("Where is Biscuit?", NOW, max_rewrites=0).rewrites == ("Where is Biscuit?",)
+
+
+def test_the_questions_of_a_query_with_remarks_around_them_are_searched_alone_too() -> None:
+    query = "今天天气真好，公园里的花都开了。我真正想问的是：我参观的公园怎么样？"
+    assert questions_only(query) == "我真正想问的是：我参观的公园怎么样？"
+    assert understand(query, NOW).rewrites[:2] == (query, "我真正想问的是：我参观的公园怎么样？")
+    dialogue = "I finally got a puppy! Do you remember what breed I said I wanted? I can't recall."
+    assert questions_only(dialogue) == "Do you remember what breed I said I wanted?"
+    assert questions_only("Where does Caroline live?") == ""  # all question: nothing to leave out
+    assert questions_only("I moved to Denver last month.") == ""  # no question at all
 
 
 def test_month_ends_are_read_as_they_are_written() -> None:
