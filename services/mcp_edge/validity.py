@@ -147,13 +147,11 @@ def resolve(
     moment = _moment(q, asked)
     holding: list[RecalledMemory] = []
     outdated: list[RecalledMemory] = []
-    placed: set[str] = set()  # the ids in ``holding``
     for memory in memories:
         found = known.get(memory.id)
         chained = found is not None or bool(memory.supersedes or memory.superseded_by)
         if not chained:
             holding.append(memory)
-            placed.add(memory.id)
             continue
         successor = (found.successor if found else "") or memory.superseded_by
         valid_to = found.valid_to if found else None
@@ -177,12 +175,31 @@ def resolve(
             superseded_by=successor if note or memory.superseded_by else "",
             outdated=note,
         )
-        if note and successor not in placed:
-            outdated.append(marked)
-        else:  # holding, or history right below the value that replaced it (as below_successors put it)
-            holding.append(marked)
-            placed.add(marked.id)
-    return holding + outdated
+        (outdated if note else holding).append(marked)
+    return _with_history(holding, outdated)
+
+
+def _with_history(holding: list[RecalledMemory], outdated: list[RecalledMemory]) -> list[RecalledMemory]:
+    """``holding`` with each outdated memory whose replacement is among them right after that replacement
+    and what was drawn from the same turns (a fact and its turn), the other outdated memories last."""
+
+    def sources(memory: RecalledMemory) -> set[str]:
+        return {memory.id, *memory.meta.source_turn_ids}
+
+    place = {memory.id: index for index, memory in enumerate(holding)}
+    after: dict[int, list[RecalledMemory]] = {}
+    rest: list[RecalledMemory] = []
+    for memory in outdated:
+        if memory.superseded_by not in place:
+            rest.append(memory)
+            continue
+        drawn = sources(holding[place[memory.superseded_by]])
+        last = max(index for index, other in enumerate(holding) if sources(other) & drawn)
+        after.setdefault(last, []).append(memory)
+    ordered: list[RecalledMemory] = []
+    for index, memory in enumerate(holding):
+        ordered += [memory, *after.get(index, ())]
+    return ordered + rest
 
 
 # ----- invalidate -----------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ comes first, what did not is marked; ``as_of`` scopes the query; entity pages sa
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 
 import pytest
@@ -73,6 +74,14 @@ def test_a_replaced_value_stays_right_below_its_replacement_and_an_ended_one_goe
     resolved = resolve([NEW, OLD, ended, LUNCH], outcomes, RecallQuery("b", "locker?"), None)
     assert [m.id for m in resolved] == ["new", "old", "lunch", "ended"]
     assert resolved[1].outdated.startswith("outdated since 2025-05-01") and resolved[3].outdated
+    # a fact drawn from the new turn ranks first: the old value waits until the new turn is shown too
+    fact = dataclasses.replace(
+        _memory("fact-new", "user's locker number is 87", MAY),
+        meta=RecordMeta(time=MAY, source_turn_ids=("new",)),
+    )
+    chain = _outcomes(*CHAIN[0].candidates, _semantic("old", MARCH, valid_to=MAY, successor="fact-new"))
+    resolved = resolve([fact, OLD, NEW, LUNCH], chain, RecallQuery("b", "locker?"), None)
+    assert [m.id for m in resolved] == ["fact-new", "new", "old", "lunch"]
 
 
 def test_a_question_about_a_time_puts_what_held_then_first() -> None:
