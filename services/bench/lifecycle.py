@@ -95,12 +95,15 @@ async def run_steps(
     settle_timeout: float = 30.0,
     say: Any = print,
     only: frozenset[int] = frozenset(),
+    tally: Tally | None = None,
 ) -> Tally:
     """``steps`` random steps drawn from ``seed``, in sequences of ``example_steps`` from fresh banks.
 
     With ``only``, just those sequences (numbered from 1, as their banks' names say) run: the others'
-    steps are still drawn, so a sequence that showed a violation in a long run is replayed alone."""
-    tally = Tally()
+    steps are still drawn, so a sequence that showed a violation in a long run is replayed alone. Each
+    violation is said when its sequence ends (with the sequence's number, for ``--example``); ``tally``
+    (else a new one) holds what was counted even when the run is interrupted."""
+    tally = tally if tally is not None else Tally()
     rng = random.Random(seed)
     lifecycle = Lifecycle(mesh, tally, seed=seed, settle_timeout=settle_timeout)
     await lifecycle.open()
@@ -116,6 +119,8 @@ async def run_steps(
             for step in drawn:
                 await lifecycle.run(step)
             await lifecycle.finish()
+            for line in tally.drain_fresh():
+                say(f"violation in sequence {lifecycle.examples}: {line}")
             say(
                 f"{done}/{steps} steps, {tally.violations} violations "
                 f"({time.monotonic() - started:.0f}s): {dict(tally.by_invariant)}"
@@ -177,18 +182,26 @@ def run(args: argparse.Namespace) -> int:
         return 2
     env = mesh_environment(MESH_SETTINGS)
     print(f"hindsight bench lifecycle: {args.steps} steps, seed {args.seed}, starting a private mesh")
+    tally = Tally()
+    interrupted = False
     with embedded_mesh(environ=env) as (info, _):
-        tally = asyncio.run(
-            run_steps(
-                mesh_handle(info),
-                args.steps,
-                args.seed,
-                args.example_steps,
-                args.settle_seconds,
-                only=frozenset(args.example),
+        try:
+            asyncio.run(
+                run_steps(
+                    mesh_handle(info),
+                    args.steps,
+                    args.seed,
+                    args.example_steps,
+                    args.settle_seconds,
+                    only=frozenset(args.example),
+                    tally=tally,
+                )
             )
-        )
+        except KeyboardInterrupt:  # a long run stopped by hand still reports what it counted
+            interrupted = True
+            print(f"interrupted after {tally.steps} steps")
     document = tally.summary() | {
+        "interrupted": interrupted,
         "commit": commit_label(checkout()),
         "settings": {
             "steps": args.steps,

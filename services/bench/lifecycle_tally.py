@@ -85,6 +85,8 @@ class Tally:
     """For each invariant, the shortest step sequences (from fresh banks) after which it was seen, shortest
     first, at most :data:`KEPT_REPRODUCTIONS` (one invariant can break for several reasons)."""
     pending: list[Violation] = field(default_factory=list)
+    fresh: list[str] = field(default_factory=list)
+    """A line per violation counted since the last :meth:`drain_fresh`: a long run prints them as it goes."""
 
     @property
     def violations(self) -> int:
@@ -99,6 +101,8 @@ class Tally:
         self.seen.add(key)
         self.by_invariant[violation.invariant] += 1
         self.pending.append(violation)
+        said = f"{violation.invariant}: {violation.subject}: {violation.detail[:600]}"
+        self.fresh.append(f"{said}\n  after: {' '.join(sequence)}")
         known = self.reproductions.setdefault(violation.invariant, [])
         if any(item["steps"] == sequence for item in known):
             return
@@ -114,6 +118,11 @@ class Tally:
         if self.strict and found:
             lines = [f"{v.invariant}: {v.subject}: {v.detail[:300]}" for v in found]
             raise InvariantBroken("after steps " + " ".join(sequence) + ":\n" + "\n".join(lines))
+
+    def drain_fresh(self) -> list[str]:
+        """The lines of the violations counted since the last call."""
+        found, self.fresh = self.fresh, []
+        return found
 
     def summary(self) -> dict[str, Any]:
         return {

@@ -212,8 +212,19 @@ async def test_entries_larger_together_than_a_request_may_be_are_delivered_in_se
             assert message_limits().max_request_bytes == limit
             with caplog.at_level(logging.WARNING, logger="hindsight.episodic.outbox"):
                 status = await drained(layers.episodic, "b")
-            # not one request refused for its size: the entries went in requests under the limit
-            assert [record.getMessage() for record in caplog.records if record.name.endswith("outbox")] == []
+            # not one request refused for its size: the entries went in requests under the limit (a
+            # delivery that timed out on a loaded machine is retried, and says so; that is not a refusal)
+            failures = [
+                (record.getMessage(), str(getattr(record, "error", "")))
+                for record in caplog.records
+                if record.name.endswith("outbox")
+            ]
+            refused = [
+                failure
+                for failure in failures
+                if failure[0] == "outbox delivery refused" or "RESOURCE_EXHAUSTED" in failure[1]
+            ]
+            assert refused == [], failures
             assert dict(status.delivered) == {"semantic": count} and not dict(status.dead_letters)
             await searchable(layers.semantic, "b", "notes on the beehives on the roof", "t2")
     finally:
