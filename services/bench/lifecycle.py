@@ -222,4 +222,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_json(args.json, document)
         print(f"wrote {args.json}")
+    if interrupted:
+        return 130  # as a shell reports a command stopped with Ctrl-C: the run did not finish
     return 0 if tally.violations == 0 else 1
