@@ -522,14 +522,17 @@ SPEAKER = ("<speaker>",)
 """The subject of a clause that speaks of the speaker's own things ("my", "我")."""
 
 
-def _subjects(texts: list[str]) -> list[tuple[str, ...] | None]:
-    """Whose value each clause states, where the text says so: the speaker for a clause with a first-person
-    word; for one without, the subject a clause just before it introduced ("李梓涵是我的同事，其年龄是37岁",
-    "Tom is my uncle, age 60": the words before that clause's copula); None when nothing says."""
+_FIRST_PERSON = frozenset({"i", "me", "my", "我"})
+
+
+def _subjects(clause_tokens: list[list[Token]]) -> list[tuple[str, ...] | None]:
+    """Whose value each clause (as :func:`tokens`) states, where the text says so: the speaker for a clause
+    with a first-person word; for one without, the subject a clause just before it introduced
+    ("李梓涵是我的同事，其年龄是37岁", "Tom is my uncle, age 60": the words before that clause's copula); None
+    when nothing says."""
     found: list[tuple[str, ...] | None] = []
     previous: list[Token] = []
-    for text in texts:
-        current = tokens(text)
+    for current in clause_tokens:
         if any(t.key in _FIRST_PERSON for t in current):
             found.append(SPEAKER)
         else:
@@ -540,23 +543,21 @@ def _subjects(texts: list[str]) -> list[tuple[str, ...] | None]:
     return found
 
 
-_FIRST_PERSON = frozenset({"i", "me", "my", "我"})
-
-
 def match(old_text: str, new_text: str) -> Match | None:
     """The best pair of clauses of ``old_text`` and ``new_text`` that ask the same question with
     different values, or None. Two clauses whose subjects the texts name differently (:func:`_subjects`)
     are about two people or things, whatever their frames share."""
     best: Match | None = None
-    old_all = clauses(old_text)[:MAX_CLAUSES]
-    new_all = clauses(new_text)[:MAX_CLAUSES]
+    old_all = [(c, tokens(c)) for c in clauses(old_text)[:MAX_CLAUSES]]
+    new_all = [(c, tokens(c)) for c in clauses(new_text)[:MAX_CLAUSES]]
     old_clauses = [
         (c, t, subject)
-        for c, subject in zip(old_all, _subjects(old_all), strict=True)
-        if len(t := tokens(c)) <= MAX_CLAUSE_TOKENS
+        for (c, t), subject in zip(old_all, _subjects([t for _, t in old_all]), strict=True)
+        if len(t) <= MAX_CLAUSE_TOKENS
     ]
-    for new_clause, new_subject in zip(new_all, _subjects(new_all), strict=True):
-        new_tokens = tokens(new_clause)
+    for (new_clause, new_tokens), new_subject in zip(
+        new_all, _subjects([t for _, t in new_all]), strict=True
+    ):
         if len(new_tokens) > MAX_CLAUSE_TOKENS:
             continue  # a statement of one value is short; aligning long runs of text costs quadratic time
         for old_clause, old_tokens, old_subject in old_clauses:
