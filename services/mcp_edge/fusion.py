@@ -249,12 +249,16 @@ def below_successors(
     memories: Sequence[RecalledMemory], time_ranges: Sequence[TimeRange] = ()
 ) -> list[RecalledMemory]:
     """Memories a later statement in the list replaced (its ``supersedes`` names them) marked with
-    ``superseded_by``, and each that ranked above its successor moved right below it, at its score.
+    ``superseded_by``; a successor that ranked below what it replaced takes that place, with the replaced
+    memory right below it.
 
     The current value comes first and its history stays in the list, so an agent sees both the value and
-    that it was corrected. When one of ``time_ranges`` (what the query asked about) ends while the old value
-    still held (after it was said, before its successor was), the question is about then: the old value
-    goes right above its successor instead.
+    that it was corrected. A correction is about what it corrects, whatever its own words ("Actually,
+    it's staging-2"): the query that found the old value best finds its correction there too, rather
+    than both sinking to where the correction's own words ranked it, perhaps past ``top_k``. When one of
+    ``time_ranges`` (what the query asked about) ends while the old value still held (after it was said,
+    before its successor was), the question is about then: the old value goes right above its successor
+    instead.
     """
     position = {memory.id: index for index, memory in enumerate(memories)}
     successor: dict[str, RecalledMemory] = {}
@@ -301,6 +305,14 @@ def below_successors(
             )
         else:
             ordered.append(marked)
+    anchor = {memory.id: position[memory.id] for memory in ordered}
+    for moved in below.values():  # a successor ranks where the best of what it replaced ranked
+        for replaced in moved:
+            newest = successor[replaced.id]
+            while newest.id not in anchor:  # a chain: the newest not itself moved below another
+                newest = successor[newest.id]
+            anchor[newest.id] = min(anchor[newest.id], position[replaced.id])
+    ordered.sort(key=lambda memory: anchor[memory.id])
     result: list[RecalledMemory] = []
 
     def place(memory: RecalledMemory) -> None:

@@ -181,11 +181,9 @@ def resolve(
 
 def _with_history(holding: list[RecalledMemory], outdated: list[RecalledMemory]) -> list[RecalledMemory]:
     """``holding`` with each outdated memory whose replacement is among them right after that replacement
-    and what was drawn from the same turns (a fact and its turn), the other outdated memories last."""
-
-    def sources(memory: RecalledMemory) -> set[str]:
-        return {memory.id, *memory.meta.source_turn_ids}
-
+    and the turns it was drawn from (a new fact and its turn), the other outdated memories last. Other
+    facts of those turns do not hold it back: a turn may say many things, and one ranked far down would
+    take the replaced value, which the query may have matched best, down with it."""
     place = {memory.id: index for index, memory in enumerate(holding)}
     after: dict[int, list[RecalledMemory]] = {}
     rest: list[RecalledMemory] = []
@@ -193,8 +191,9 @@ def _with_history(holding: list[RecalledMemory], outdated: list[RecalledMemory])
         if memory.superseded_by not in place:
             rest.append(memory)
             continue
-        drawn = sources(holding[place[memory.superseded_by]])
-        last = max(index for index, other in enumerate(holding) if sources(other) & drawn)
+        replacement = holding[place[memory.superseded_by]]
+        drawn = {replacement.id, *replacement.meta.source_turn_ids}
+        last = max(place[rid] for rid in drawn if rid in place)
         after.setdefault(last, []).append(memory)
     ordered: list[RecalledMemory] = []
     for index, memory in enumerate(holding):

@@ -82,6 +82,14 @@ def test_a_replaced_value_stays_right_below_its_replacement_and_an_ended_one_goe
     chain = _outcomes(*CHAIN[0].candidates, _semantic("old", MARCH, valid_to=MAY, successor="fact-new"))
     resolved = resolve([fact, OLD, NEW, LUNCH], chain, RecallQuery("b", "locker?"), None)
     assert [m.id for m in resolved] == ["fact-new", "new", "old", "lunch"]
+    # another fact of the new turn, ranked far down, does not take the old value down with it
+    aside = dataclasses.replace(
+        _memory("fact-aside", "user walks to the gym", MAY),
+        meta=RecordMeta(time=MAY, source_turn_ids=("new",)),
+    )
+    fillers = [_memory(f"filler{i}", f"filler {i}", MARCH) for i in range(10)]
+    resolved = resolve([NEW, OLD, *fillers, aside], CHAIN, RecallQuery("b", "locker?"), None)
+    assert [m.id for m in resolved[:3]] == ["new", "old", "filler0"]
 
 
 def test_a_question_about_a_time_puts_what_held_then_first() -> None:

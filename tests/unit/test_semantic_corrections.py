@@ -268,13 +268,21 @@ def memory(
     )
 
 
-def test_a_replaced_memory_moves_right_below_its_successor_and_says_by_whom() -> None:
+def test_a_successor_takes_the_place_of_what_it_replaced_which_follows_it_and_says_by_whom() -> None:
     ranked = below_successors(
         [memory("old", 0.9, 1), memory("other", 0.8, 2), memory("new", 0.7, 5, supersedes=("old",))]
     )
-    assert [m.id for m in ranked] == ["other", "new", "old"]
-    assert ranked[2].superseded_by == "new" and ranked[2].score == pytest.approx(0.7)
-    assert ranked[1].supersedes == ("old",) and ranked[1].superseded_by == ""
+    assert [m.id for m in ranked] == ["new", "old", "other"]
+    assert ranked[1].superseded_by == "new" and ranked[1].score == pytest.approx(0.7)
+    assert ranked[0].supersedes == ("old",) and ranked[0].superseded_by == ""
+
+
+def test_a_correction_ranked_past_top_k_by_its_own_words_comes_up_with_what_it_corrects() -> None:
+    fillers = [memory(f"filler{i}", 0.8 - i / 100, 2) for i in range(12)]
+    new = memory("new", 0.1, 5, supersedes=("old",))  # "Actually, it's staging-2": few words in common
+    ranked = below_successors([memory("old", 0.9, 1), *fillers, new])
+    assert [m.id for m in ranked[:3]] == ["new", "old", "filler0"]
+    assert [m.id for m in ranked[2:]] == [f"filler{i}" for i in range(12)]  # the rest keep their order
 
 
 def test_a_chain_lists_below_its_head_newest_first_and_lower_memories_stay_where_they_are() -> None:
