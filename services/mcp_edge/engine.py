@@ -27,6 +27,7 @@ from hindsight.mcp_edge.engine_recall import Recalling
 from hindsight.mcp_edge.engine_review import Review
 from hindsight.mcp_edge.engine_sessions import Sessions
 from hindsight.mcp_edge.engine_writes import Writes
+from hindsight.mcp_edge.meaning import SHARE, MeaningProbe
 from hindsight.mcp_edge.rerank import HeadReranker
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.runtime.channels import LayerClient
@@ -50,12 +51,19 @@ async def open_engine(
         semantic=LayerClient(settings.semantic_addr, semantic_pb2_grpc.SemanticServiceStub, token=token),
         reflect=LayerClient(settings.reflect_addr, reflect_pb2_grpc.ReflectServiceStub, token=token),
     )
-    reranker = None
-    if settings.inference_addr and settings.rerank_head > 0:
+    inference = None
+    if settings.inference_addr and (settings.rerank_head > 0 or settings.meaning_texts > 0):
         inference = LayerClient(settings.inference_addr, inference_pb2_grpc.InferenceServiceStub, token=token)
+    reranker = None
+    if inference is not None and settings.rerank_head > 0:
         reranker = HeadReranker(inference, settings.rerank_head, settings.reranker, settings.rerank_blend)
+    meaning = None
+    if inference is not None and settings.meaning_texts > 0:
+        meaning = MeaningProbe(
+            inference, settings.meaning_texts, settings.meaning_model, settings.recall_timeout * SHARE
+        )
     llm = llm_from_settings(llm_settings or load(LLMSettings)) if settings.llm_rewrite else None
-    engine = MemoryEngine(clients, settings, reranker, llm)
+    engine = MemoryEngine(clients, settings, reranker, llm, meaning)
     try:
         yield engine
     finally:
@@ -64,5 +72,5 @@ async def open_engine(
         await clients.close()
         if llm is not None:
             await llm.close()
-        if reranker is not None:
-            await reranker.close()
+        if inference is not None:  # the reranker's and the meaning probe's channel
+            await inference.close()

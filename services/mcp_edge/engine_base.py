@@ -25,6 +25,7 @@ from hindsight.contracts.semantic.v1 import semantic_pb2_grpc
 from hindsight.contracts.working.v1 import working_pb2_grpc
 from hindsight.mcp_edge.audit import AuditQueue
 from hindsight.mcp_edge.held import HeldBanks
+from hindsight.mcp_edge.meaning import MeaningProbe
 from hindsight.mcp_edge.rerank import HeadReranker
 from hindsight.mcp_edge.settings import EdgeSettings
 from hindsight.mcp_edge.token_registry import TokenRegistry
@@ -78,11 +79,14 @@ class EngineBase:
         settings: EdgeSettings,
         reranker: HeadReranker | None = None,
         llm: LLMClient | None = None,
+        meaning: MeaningProbe | None = None,
     ) -> None:
         self.clients = clients
         self.settings = settings
         self.reranker = reranker
         self.llm = llm
+        self.meaning = meaning
+        """Measures meaning when the semantic layer gives no cosines (:mod:`.meaning`)."""
         self._background: set[asyncio.Task[None]] = set()
         self.audit = AuditQueue(self._send_audit)
         """Security decisions on their way to the audit log (episodic memory), off the request path."""

@@ -36,7 +36,7 @@ from hindsight.mcp_edge.query import QueryPlan, understand
 from hindsight.mcp_edge.recall_fusion import ASSEMBLE_OFF_LOOP_CHARS, Fusing
 from hindsight.mcp_edge.recall_layers import LayerAsking
 from hindsight.mcp_edge.recall_warnings import RecallWarnings
-from hindsight.mcp_edge.relevance import relevance_of, select
+from hindsight.mcp_edge.relevance import knows_meaning, relevance_of, select
 from hindsight.mcp_edge.validity import at_moment, resolve
 from hindsight.runtime.errors import InvalidArgument
 from hindsight.runtime.offload import off_loop
@@ -255,7 +255,11 @@ class Recalling(LayerAsking, RecallWarnings, Fusing, AccessNotes):
         plan = reading.plan
         asked_about = plan.time.time_range if plan.time else None  # validity: what holds (then) first
         fused = resolve(fused, outcomes, q, asked_about, self.settings.recall_validity)
-        relevance = relevance_of(reading.queries, [*(o.candidates for o in outcomes), channel])
+        lists = [*(o.candidates for o in outcomes), channel]
+        measured: dict[str, float] = {}
+        if self.meaning is not None and not knows_meaning(lists):  # semantic down, late, not asked
+            measured = await self.meaning.cosines(q.banks[0], q.query, pool, deadline)
+        relevance = relevance_of(reading.queries, lists, measured)
         if not asked:  # about now: an assertion before its look-alikes (questions, others' values)
             fused = prefer_assertions(fused, q.query, q.top_k, self.settings.look_alike_yield, relevance)
         memories = select(fused, pool, relevance, self._cut(q))  # lessons first, before the cut

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hindsight.mcp_edge.domain import Candidate, LayerName, RecalledMemory
@@ -109,11 +109,21 @@ def _cosine(candidate: Candidate) -> float | None:
     return None
 
 
-def relevance_of(queries: Sequence[str], lists: Iterable[Sequence[Candidate]]) -> dict[str, float]:
+def knows_meaning(lists: Iterable[Sequence[Candidate]]) -> bool:
+    """Whether any list holds the semantic layer's cosines (else meaning is measured at the edge)."""
+    return any(_cosine(candidate) is not None for candidates in lists for candidate in candidates)
+
+
+def relevance_of(
+    queries: Sequence[str],
+    lists: Iterable[Sequence[Candidate]],
+    measured: Mapping[str, float] | None = None,
+) -> dict[str, float]:
     """Per record id, its relevance (``queries``: the query and its rewrites; ``lists``: every list a
     layer or channel returned). A lesson keeps the reflect layer's score; any other memory is scored
     from its evidence (:class:`Evidence`), its share taken at the best of its texts; the best of them
-    gets its lead over the second."""
+    gets its lead over the second. ``measured``: cosines measured at the edge (:mod:`.meaning`), used
+    when no list holds the semantic layer's."""
     lists = [list(candidates) for candidates in lists]
     wanted = [evidence_terms(query) for query in queries]
     cosines: dict[str, float] = {}
@@ -122,6 +132,8 @@ def relevance_of(queries: Sequence[str], lists: Iterable[Sequence[Candidate]]) -
             cosine = _cosine(candidate)
             if cosine is not None:
                 cosines[candidate.id] = max(cosine, cosines.get(candidate.id, cosine))
+    if not cosines and measured:
+        cosines = dict(measured)
     ranked = sorted(cosines.values(), reverse=True)
     lowest = ranked[-1] if ranked else 0.0
     density = ranked[DENSITY_RANK - 1] if len(ranked) >= DENSITY_RANK else 0.0

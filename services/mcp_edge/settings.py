@@ -49,7 +49,19 @@ class EdgeSettings:
     inference_addr: str = env(
         "HINDSIGHT_INFERENCE_ADDR",
         "",
-        "Inference service (host:port) that reranks recall; empty: no reranking.",
+        "Inference service (host:port) that reranks recall and measures meaning when the semantic layer "
+        "gives none (HINDSIGHT_MEANING_TEXTS); empty: neither.",
+    )
+    meaning_texts: int = env(
+        "HINDSIGHT_MEANING_TEXTS",
+        40,
+        "When the semantic layer gives no cosines (down, late, not asked, bank not indexed yet): how many of "
+        "the best fused memories the inference layer embeds so that relevance still reads meaning; 0: none.",
+    )
+    meaning_model: str = env(
+        "HINDSIGHT_SEMANTIC_MODEL",
+        "",
+        "Embedding model of the semantic layer, which the edge asks for when it measures meaning itself.",
     )
     rerank_head: int = env(
         "HINDSIGHT_RERANK_HEAD", 0, "How many of the best fused candidates the reranker reorders; 0: none."
@@ -375,6 +387,8 @@ class EdgeSettings:
                 "HINDSIGHT_RELEVANCE_SUPPORT and HINDSIGHT_RELEVANCE_FLOOR must be within 0..1, "
                 "HINDSIGHT_MAX_LESSONS must not be negative"
             )
+        if self.meaning_texts < 0:
+            raise SettingsError("HINDSIGHT_MEANING_TEXTS must not be negative")
         if not 0 < self.layer_share <= 1:
             raise SettingsError("HINDSIGHT_LAYER_SHARE must be in (0, 1]")
         if not 0 < self.token_refresh_seconds < self.token_stale_seconds or self.token_touch_seconds <= 0:

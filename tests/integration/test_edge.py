@@ -169,6 +169,48 @@ async def test_a_layer_that_is_down_makes_recall_partial_not_an_error(
     assert result.memories[0].id == "t3"
 
 
+SISTERS = [  # two turns share one word with the question, neither leads on words: only meaning tells
+    ("m1", "user", "Caroline", "My sister is moving to Lisbon for a job at a robotics startup."),
+    ("m2", "user", "Caroline", "My sister hates flying, so she takes the train everywhere."),
+    ("m3", "user", "Caroline", "Work has been hectic since the merger was announced."),
+]
+
+
+async def test_with_the_semantic_layer_down_relevance_reads_meaning_from_the_inference_layer(
+    mesh_layers: LayerAddresses, memory
+) -> None:
+    """Keyword hits that share a quarter of the question's words ("sister") fell under the relevance floor
+    whenever the semantic layer gave no cosines; their meaning, measured at the edge, keeps the answer.
+    The measure does not loosen the floor: an unrelated request finds no more than the whole mesh finds.
+    With the inference layer down as well, recall still answers, promptly."""
+    turns = [_turn(*item) for item in SISTERS]
+    reply = await memory.Retain(
+        memory_pb2.RetainRequest(bank_id="meaning-bank", turns=turns), timeout=TIMEOUT
+    )
+    assert reply.indexed
+    question = "Which city is Caroline's sister relocating to?"
+    unrelated = ["What time does the robotics museum open on Sundays?", "Suggest a board game for tonight"]
+    async with open_engine(mesh_layers.edge_settings()) as whole:
+        expected = {}
+        for text in unrelated:
+            expected[text] = {m.id for m in (await whole.recall(RecallQuery("meaning-bank", text))).memories}
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{sock.getsockname()[1]}"
+        blind = mesh_layers.edge_settings(semantic_addr=dead, inference_addr=dead)
+        measured = mesh_layers.edge_settings(semantic_addr=dead, inference_addr=mesh_layers.inference)
+        async with open_engine(blind) as engine:
+            without = await engine.recall(RecallQuery("meaning-bank", question))
+        async with open_engine(measured) as engine:
+            found = await engine.recall(RecallQuery("meaning-bank", question))
+            for text in unrelated:
+                result = await engine.recall(RecallQuery("meaning-bank", text))
+                assert {m.id for m in result.memories} <= expected[text], text
+    assert without.partial and without.memories == ()  # no error; and without meaning, no answer
+    assert without.elapsed_ms < 0.5 * blind.recall_timeout * 1000  # a dead inference layer costs little
+    assert found.partial and found.memories[0].id == "m1"
+
+
 async def test_hard_forget_removes_a_turn_from_keyword_and_meaning_recall(
     mesh_layers: LayerAddresses,
 ) -> None:
