@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hindsight.bench.lessons_set import SPLITS
-from hindsight.bench.provenance import add_env_argument, add_json_argument
+from hindsight.bench.provenance import LAYERS, add_env_argument, add_json_argument, add_layers_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_argument(parser)
     add_env_argument(parser)
     parser.add_argument("--llm", action="store_true", help="pass this shell's LLM_* settings to the mesh")
+    add_layers_argument(parser)
     parser.add_argument("--details", action="store_true", help="put every request's outcome in the JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress lines")
 
@@ -86,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
     with embedded_mesh(environ=record.environ) as (info, _):
         token = client_token(Path(info.home))
         result = asyncio.run(
-            run_pass(info.memory_address, token, banks, uuid.uuid4().hex[:8], not args.no_progress)
+            run_pass(
+                info.memory_address, token, banks, uuid.uuid4().hex[:8], not args.no_progress, args.layers
+            )
         )
     by_split = {s: figures([o for o in result.outcomes if o.split == s]) for s in SPLITS}
     by_split_lang = {
@@ -107,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         },
         "set": f"generated (seed {args.seed}, {args.per_episode} similar requests per episode)",
         "top_k": 3,
+        "layers": list(args.layers) or list(LAYERS),
         **record.timing(),
     }
     if args.details:

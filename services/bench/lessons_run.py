@@ -100,28 +100,37 @@ async def _build(
 
 
 async def _similar(
-    client: AsyncMemoryClient, bank_id: str, bank: Bank, request: Request, wanted: set[str]
+    client: AsyncMemoryClient,
+    bank_id: str,
+    bank: Bank,
+    request: Request,
+    wanted: set[str],
+    layers: Sequence[str] = (),
 ) -> Outcome:
-    found = await client.recall(bank_id, request.text, top_k=TOP_K, timeout=TIMEOUT)
+    found = await client.recall(bank_id, request.text, top_k=TOP_K, layers=layers, timeout=TIMEOUT)
     top = found.memories[:TOP_K]
     hit = any(m.kind == "lesson" and m.id in wanted for m in top)
     first = bool(found.context_ids) and found.context_ids[0] in wanted
     return Outcome(bank.name, bank.split, bank.lang, request.text, True, hit, first, top=_shown(found, TOP_K))
 
 
-async def _unrelated(client: AsyncMemoryClient, bank_id: str, bank: Bank, request: Request) -> Outcome:
-    found = await client.recall(bank_id, request.text, top_k=TOP_K, timeout=TIMEOUT)
+async def _unrelated(
+    client: AsyncMemoryClient, bank_id: str, bank: Bank, request: Request, layers: Sequence[str] = ()
+) -> Outcome:
+    found = await client.recall(bank_id, request.text, top_k=TOP_K, layers=layers, timeout=TIMEOUT)
     clean = not any(m.kind == "lesson" for m in found.memories[:TOP_K])
-    wide = await client.recall(bank_id, request.text, top_k=QUIET_TOP_K, timeout=TIMEOUT)
+    wide = await client.recall(bank_id, request.text, top_k=QUIET_TOP_K, layers=layers, timeout=TIMEOUT)
     return Outcome(
         bank.name, bank.split, bank.lang, request.text, False, clean,
         returned=len(wide.memories), top=_shown(wide, QUIET_TOP_K),
     )  # fmt: skip
 
 
-async def _fact(client: AsyncMemoryClient, bank_id: str, bank: Bank, request: Request) -> Outcome:
+async def _fact(
+    client: AsyncMemoryClient, bank_id: str, bank: Bank, request: Request, layers: Sequence[str] = ()
+) -> Outcome:
     turn = f"fact-{bank.distractors.index(request.fact)}"
-    found = await client.recall(bank_id, request.text, top_k=TOP_K, timeout=TIMEOUT)
+    found = await client.recall(bank_id, request.text, top_k=TOP_K, layers=layers, timeout=TIMEOUT)
     top = found.memories[:TOP_K]
     hit = any(m.id == turn or turn in m.meta.source_turn_ids for m in top)
     return Outcome(
@@ -131,9 +140,15 @@ async def _fact(client: AsyncMemoryClient, bank_id: str, bank: Bank, request: Re
 
 
 async def run_pass(
-    address: str, token: str, banks: Sequence[Bank], run_id: str, progress: bool = False
+    address: str,
+    token: str,
+    banks: Sequence[Bank],
+    run_id: str,
+    progress: bool = False,
+    layers: Sequence[str] = (),
 ) -> PassResult:
-    """Every bank through one edge; bank ids are fresh (named after ``run_id``)."""
+    """Every bank through one edge; bank ids are fresh (named after ``run_id``); every recall asks
+    ``layers`` (empty: all)."""
     result = PassResult()
     async with AsyncMemoryClient(address, token, timeout=TIMEOUT) as client:
         for bank in banks:
@@ -143,11 +158,11 @@ async def run_pass(
             lessons = await _build(client, bank_id, bank, result)
             for request in bank.similar:
                 wanted = lessons.get(request.episode, set())
-                result.outcomes.append(await _similar(client, bank_id, bank, request, wanted))
+                result.outcomes.append(await _similar(client, bank_id, bank, request, wanted, layers))
             for request in bank.unrelated:
-                result.outcomes.append(await _unrelated(client, bank_id, bank, request))
+                result.outcomes.append(await _unrelated(client, bank_id, bank, request, layers))
             for request in bank.facts:
-                result.outcomes.append(await _fact(client, bank_id, bank, request))
+                result.outcomes.append(await _fact(client, bank_id, bank, request, layers))
     return result
 
 

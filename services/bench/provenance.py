@@ -64,6 +64,21 @@ def add_env_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+LAYERS = ("working", "episodic", "semantic", "reflect")
+"""The memory layers a recall may ask."""
+
+
+def add_layers_argument(parser: argparse.ArgumentParser) -> None:
+    """``--layers``: the layers every recall of the bench asks (empty: all, as agents do)."""
+    parser.add_argument(
+        "--layers",
+        nargs="+",
+        choices=LAYERS,
+        default=[],
+        help="ask only these layers (one on its own, or all but one as when it is down; default: all)",
+    )
+
+
 def add_json_argument(parser: argparse.ArgumentParser) -> None:
     """``--json PATH``, where :func:`report_json` writes the bench's report."""
     parser.add_argument(

@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hindsight.bench.provenance import add_env_argument, add_json_argument, timing
+from hindsight.bench.provenance import add_env_argument, add_json_argument, add_layers_argument, timing
 
 if TYPE_CHECKING:  # imported in run(): building the command line stays fast
     from hindsight.bench.datasets import Dataset, Namespace, Query
@@ -36,7 +36,6 @@ if TYPE_CHECKING:  # imported in run(): building the command line stays fast
     from hindsight.bench.transports import Transport
 
 TOP_K = 10
-LAYERS = ("working", "episodic", "semantic", "reflect")
 _UNSAFE_BANK = re.compile(r"[^A-Za-z0-9._:@-]+")
 
 
@@ -75,13 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--details", action="store_true", help="put every query's ranked ids (Hindsight and BM25) in the JSON"
     )
-    parser.add_argument(
-        "--layers",
-        nargs="+",
-        choices=LAYERS,
-        default=[],
-        help="ask only these layers (to measure one on its own; default: all, as agents do)",
-    )
+    add_layers_argument(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_env_argument(parser)
     parser.add_argument(

@@ -3,9 +3,9 @@
 Relevance (:mod:`.relevance`) reads a memory's cosine to the request and how much the bank holds near it
 from the semantic layer's hits. When that layer is down, late, not asked, or has not indexed the bank yet,
 every keyword hit used to be scored as if its meaning were unrelated (cosine 0, nothing near), and only a
-memory holding about half of the question's words cleared the floor: recall by the episodic layer alone
-kept 0.39 of LoCoMo's evidence at ten where its own list held 0.67, and nearly nothing of MADial's or
-MemDaily's, whose questions share few words with their answers (docs/retrieval.md).
+memory holding about half of the question's words cleared the floor: recall without the semantic layer
+found R@10 0.389 on LoCoMo, 0.008 on MADial and 0.144 on MemDaily, whose questions share few words with
+their answers; with the cosines measured here, 0.663, 0.658 and 0.739 (docs/retrieval.md).
 
 Here the head of the fused list is embedded by the inference layer with the semantic layer's model, the
 query as a query and each memory as the semantic layer reads a turn (``"speaker: text"``), and their

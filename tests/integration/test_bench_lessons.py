@@ -62,6 +62,7 @@ def test_the_bench_writes_the_figures_of_both_splits(
     )
     assert data["counts"]["lessons"] >= data["counts"]["episodes"] == len(EPISODES)
     assert data["commit"] and "settings" in data
+    assert data["layers"] == ["working", "episodic", "semantic", "reflect"]  # what every recall asked
     # lessons do reach the top 3 for similar tasks: the bench measures something
     assert data["by_split"]["dev"]["similar"]["hit_at_3"] > 0.5
     assert data["by_split"]["dev"]["facts"]["hit_at_3"] > 0.5  # and the floor lets real questions through
