@@ -104,6 +104,12 @@ class RecalledMemory:
         """The layer that ranked it best."""
         return self.layers[0]
 
+    @property
+    def spoken(self) -> str:
+        """Its text as said, ``"speaker: text"`` when the speaker is known: what a model reads of it
+        (questions name people; a turn's text rarely names its own speaker)."""
+        return f"{self.speaker}: {self.text}" if self.speaker else self.text
+
 
 @dataclass(frozen=True)
 class RecallQuery:

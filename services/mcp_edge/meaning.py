@@ -39,11 +39,6 @@ SHARE = 0.25
 must not hold every recall to its deadline (the LLM rewrite gets the same share)."""
 
 
-def meaning_text(memory: RecalledMemory) -> str:
-    """What the semantic layer embeds for a turn: its speaker, then its text."""
-    return f"{memory.speaker}: {memory.text}" if memory.speaker else memory.text
-
-
 class MeaningProbe:
     """Cosines of a recall's best memories to its query, from the inference layer."""
 
@@ -84,7 +79,7 @@ class MeaningProbe:
                     embed_texts(
                         self.client,
                         bank_id,
-                        [meaning_text(m) for m in chosen],
+                        [m.spoken for m in chosen],
                         model=self.model,
                         purpose=inference_pb2.EMBED_PURPOSE_PASSAGE,
                     ),

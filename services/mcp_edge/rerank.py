@@ -46,11 +46,6 @@ def reorder(
     return [top[i] for i in order] + list(memories[head:])
 
 
-def rerank_text(memory: RecalledMemory) -> str:
-    """What the reranker reads: the speaker matters (questions often name who said something)."""
-    return f"{memory.speaker}: {memory.text}" if memory.speaker else memory.text
-
-
 class HeadReranker:
     """Calls the inference layer's ``Rerank`` for the head of a fused list."""
 
@@ -77,7 +72,7 @@ class HeadReranker:
         request = inference_pb2.RerankRequest(
             bank_id=bank_id,
             query=query,
-            documents=[rerank_text(m) for m in memories[:head]],
+            documents=[m.spoken for m in memories[:head]],  # the speaker matters
             model=self.model,
         )
         try:
