@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
@@ -52,6 +53,16 @@ _SENTENCE_END = re.compile(
 _QUESTION_MARKS = "?\uff1f"
 
 
+def _sentences(query: str) -> Iterator[tuple[int, int, bool]]:
+    """Each sentence of ``query`` as (start, end, whether it asks): up to each sentence end, then the rest."""
+    start = 0
+    for end in _SENTENCE_END.finditer(query):
+        yield start, end.end(), query[end.start()] in _QUESTION_MARKS
+        start = end.end()
+    if start < len(query):
+        yield start, len(query), False
+
+
 def _scope(query: str) -> tuple[int, int]:
     """Where to look for the time a query asks about: its last question when it has one, else all of it.
 
@@ -59,12 +70,8 @@ def _scope(query: str) -> tuple[int, int]:
     dialogue so far whose earlier questions were answered): a time word there says when the talk
     happened, not what to remember now.
     """
-    scope, start = (0, len(query)), 0
-    for end in _SENTENCE_END.finditer(query):
-        if query[end.start()] in _QUESTION_MARKS:
-            scope = (start, end.end())
-        start = end.end()
-    return scope
+    asked = [(start, end) for start, end, question in _sentences(query) if question]
+    return asked[-1] if asked else (0, len(query))
 
 
 def questions_only(query: str) -> str:
@@ -74,17 +81,9 @@ def questions_only(query: str) -> str:
     dialogue so far) matches what the remarks say as much as what is asked; searched alone, the questions
     find their answer without that noise.
     """
-    kept, start, sentences = [], 0, 0
-    for end in _SENTENCE_END.finditer(query):
-        sentence = query[start : end.end()].strip()
-        start = end.end()
-        if sentence:
-            sentences += 1
-            if query[end.start()] in _QUESTION_MARKS:
-                kept.append(sentence)
-    if query[start:].strip():
-        sentences += 1
-    if not kept or len(kept) == sentences:
+    said = [(query[start:end].strip(), question) for start, end, question in _sentences(query)]
+    kept = [sentence for sentence, question in said if sentence and question]
+    if not kept or len(kept) == sum(1 for sentence, _ in said if sentence):
         return ""
     return " ".join(kept)
 
