@@ -31,7 +31,7 @@ from hindsight.mcp_edge.domain import (
 )
 from hindsight.mcp_edge.engine_base import describe, log
 from hindsight.mcp_edge.entities import NamedEntity, collect_named
-from hindsight.mcp_edge.fusion import below_successors
+from hindsight.mcp_edge.fusion import below_successors, drawn_after_sources
 from hindsight.mcp_edge.query import QueryPlan, understand
 from hindsight.mcp_edge.recall_fusion import ASSEMBLE_OFF_LOOP_CHARS, Fusing
 from hindsight.mcp_edge.recall_layers import LayerAsking
@@ -248,6 +248,8 @@ class Recalling(LayerAsking, RecallWarnings, Fusing, AccessNotes):
         fused = await self._fused(q, reading.plan, outcomes, channel, weights, now, reading.boost)
         fused = await self._check(fused, q)
         fused = below_successors(fused, asked)  # a corrected statement ranks below its correction
+        if self.settings.drawn_after_sources:  # a fact of a turn already above it: past the head
+            fused = drawn_after_sources(fused)
         pool, fused = fused, fused[: max(q.top_k, self.reranker.head if self.reranker else 0)]
         if self.reranker is not None:  # the head is reordered within what is left of the deadline
             reranked = await self.reranker.rerank(q.banks[0], q.query, fused, deadline)

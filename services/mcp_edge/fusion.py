@@ -326,3 +326,23 @@ def below_successors(
     for memory in ordered:
         place(memory)
     return result
+
+
+def drawn_after_sources(memories: Sequence[RecalledMemory]) -> list[RecalledMemory]:
+    """The memories with each one drawn from turns that all rank above it (a fact extracted from a turn
+    already in the list, an episode of turns already there) moved to the end, in its order.
+
+    It says again what its turns say: in the first ``top_k`` it takes the place of other evidence. It is
+    not dropped, so a short list still holds it, and a fact that carries a validity the turn does not
+    (outdated, replaced) is still found after the turns."""
+    seen: set[str] = set()
+    kept: list[RecalledMemory] = []
+    repeated: list[RecalledMemory] = []
+    for memory in memories:
+        sources = set(memory.meta.source_turn_ids) - {memory.id}
+        if memory.kind != "lesson" and sources and sources <= seen:
+            repeated.append(memory)
+            continue
+        kept.append(memory)
+        seen.add(memory.id)
+    return kept + repeated

@@ -190,6 +190,12 @@ class EdgeSettings:
     max_lessons: int = env(
         "HINDSIGHT_MAX_LESSONS", 3, "Most lessons placed first in a recall's answer (0: none placed first)."
     )
+    drawn_after_sources: bool = env(
+        "HINDSIGHT_DRAWN_AFTER_SOURCES",
+        True,
+        "A memory drawn from turns that all rank above it (a fact of a turn already in the answer) waits "
+        "until the end of the fused list, so that it does not take the place of other evidence in top_k.",
+    )
     recall_validity: bool = env(
         "HINDSIGHT_RECALL_VALIDITY",
         True,

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from hindsight.mcp_edge.domain import Candidate, LayerName, RecalledMemory
-from hindsight.mcp_edge.fusion import below_successors, score_fusion
+from hindsight.mcp_edge.fusion import below_successors, drawn_after_sources, score_fusion
 from hindsight.runtime.records import RecordMeta, Source, TimeRange, Trust
 from hindsight.semantic.corrections import (
     Statement,
@@ -330,3 +330,38 @@ def test_fusion_keeps_the_chain_a_layer_knew_whichever_layer_ranked_the_record_b
     ]
     fused = {m.id: m for m in score_fusion([keyword, vector])}
     assert fused["new"].layer is LayerName.EPISODIC and fused["new"].supersedes == ("old",)
+
+
+def _drawn(memory_id: str, *sources: str, kind: str = "fact") -> RecalledMemory:
+    return RecalledMemory(
+        id=memory_id,
+        text=memory_id,
+        score=0.5,
+        meta=RecordMeta(time=datetime(2025, 5, 1, tzinfo=UTC), source_turn_ids=sources),
+        layers=(LayerName.SEMANTIC,),
+        kind=kind,
+    )
+
+
+def test_a_fact_of_turns_already_above_it_waits_at_the_end_and_is_not_dropped() -> None:
+    given = [
+        memory("t1", 0.9, 1),
+        _drawn("fact-of-t1", "t1"),  # says again what t1 says: past the head
+        _drawn("fact-of-t9", "t9"),  # its turn is not above it: stays
+        memory("t2", 0.5, 2),
+        _drawn("episode", "t1", "t2", kind="episode"),  # every turn of it above: past the head
+        _drawn("fact-of-t2-t3", "t2", "t3"),  # t3 is not above: stays
+        _drawn("lesson", "t1", kind="lesson"),  # a lesson is placed by its own rules
+    ]
+    ranked = drawn_after_sources(given)
+    assert [m.id for m in ranked] == [
+        "t1",
+        "fact-of-t9",
+        "t2",
+        "fact-of-t2-t3",
+        "lesson",
+        "fact-of-t1",
+        "episode",
+    ]
+    turn_below = [_drawn("fact-of-t1", "t1"), memory("t1", 0.9, 1)]  # the fact first: nothing moves
+    assert drawn_after_sources(turn_below) == turn_below
