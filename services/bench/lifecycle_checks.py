@@ -244,13 +244,11 @@ class Checks(Probe):
             if turn.state == LIVE and not turn.claim:
                 continue  # an outside report contradicting the bank is ranked down on purpose (poisoning)
             if turn.state == LIVE:
-                reply = await self._recall(bank.bank, turn.text)
-                self._check_memories(example, bank, reply, forbidden, held_words, "recall")
-                for _ in range(PARTIAL_RETRIES):  # a layer past its deadline on a loaded machine: ask again
-                    if not reply.partial:
-                        break
+                for _ in range(1 + PARTIAL_RETRIES):  # a layer past its deadline on a loaded machine: again
                     reply = await self._recall(bank.bank, turn.text)
                     self._check_memories(example, bank, reply, forbidden, held_words, "recall")
+                    if not reply.partial:
+                        break
                 if not any(m.id == turn.id or turn.id in m.meta.source_turn_ids for m in reply.memories):
                     late = [memory_pb2.Layer.Name(r.layer) for r in reply.layer_reports if not r.ok]
                     self.report(

@@ -543,23 +543,26 @@ def _subjects(clause_tokens: list[list[Token]]) -> list[tuple[str, ...] | None]:
     return found
 
 
+def _statements(text: str) -> list[tuple[str, list[Token], tuple[str, ...] | None]]:
+    """The clauses of ``text`` short enough to state one value, each with its tokens and its subject
+    (:func:`_subjects` reads every clause, so a long one still introduces the subject of the next).
+    A statement of one value is short; aligning long runs of text costs quadratic time."""
+    read = [(clause, tokens(clause)) for clause in clauses(text)[:MAX_CLAUSES]]
+    subjects = _subjects([found for _, found in read])
+    return [
+        (clause, found, subject)
+        for (clause, found), subject in zip(read, subjects, strict=True)
+        if len(found) <= MAX_CLAUSE_TOKENS
+    ]
+
+
 def match(old_text: str, new_text: str) -> Match | None:
     """The best pair of clauses of ``old_text`` and ``new_text`` that ask the same question with
     different values, or None. Two clauses whose subjects the texts name differently (:func:`_subjects`)
     are about two people or things, whatever their frames share."""
     best: Match | None = None
-    old_all = [(c, tokens(c)) for c in clauses(old_text)[:MAX_CLAUSES]]
-    new_all = [(c, tokens(c)) for c in clauses(new_text)[:MAX_CLAUSES]]
-    old_clauses = [
-        (c, t, subject)
-        for (c, t), subject in zip(old_all, _subjects([t for _, t in old_all]), strict=True)
-        if len(t) <= MAX_CLAUSE_TOKENS
-    ]
-    for (new_clause, new_tokens), new_subject in zip(
-        new_all, _subjects([t for _, t in new_all]), strict=True
-    ):
-        if len(new_tokens) > MAX_CLAUSE_TOKENS:
-            continue  # a statement of one value is short; aligning long runs of text costs quadratic time
+    old_clauses = _statements(old_text)
+    for new_clause, new_tokens, new_subject in _statements(new_text):
         for old_clause, old_tokens, old_subject in old_clauses:
             if old_subject is not None and new_subject is not None and old_subject != new_subject:
                 continue  # "李梓涵是我的同事，其年龄是37岁" / "王宇轩是我的叔叔，其年龄是60岁": two people
