@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from hindsight.inference.blend import QUERY_TOKENS, BlendedEmbedder
 from hindsight.inference.models import (
     Embedder,
     ModelRegistry,
@@ -16,6 +17,7 @@ from hindsight.inference.models import (
 )
 from hindsight.inference.rerank import BiEncoderReranker, PairNetworkReranker, Reranker
 from hindsight.inference.settings import (
+    BLEND_MODEL,
     DEFAULT_MODEL,
     DEFAULT_RERANKER,
     MINILM_MODEL,
@@ -49,6 +51,12 @@ def load_models(settings: InferenceSettings) -> ModelRegistry:
         graph, tokenizer = packaged_minilm_paths()
         files = ModelFiles(graph, tokenizer, TextModelConfig(pooling="mean", max_length=MINILM_MAX_TOKENS))
         models[MINILM_MODEL] = TokenizerEmbedder(MINILM_MODEL, files, settings.threads)
+    if BLEND_MODEL in settings.packaged_models:
+        english = models[MINILM_MODEL]
+        queries = english.reading_the_end(QUERY_TOKENS) if isinstance(english, TokenizerEmbedder) else None
+        models[BLEND_MODEL] = BlendedEmbedder(
+            BLEND_MODEL, models[DEFAULT_MODEL], english, settings.blend_english_weight, queries
+        )
     for name, directory in settings.embedding_dirs.items():
         models[name] = load_model_dir(name, Path(directory), settings.threads)
     return ModelRegistry(models, default=settings.model_name)

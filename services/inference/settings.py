@@ -8,9 +8,10 @@ from hindsight.runtime.settings import SettingsError, env
 
 DEFAULT_MODEL = "use-multilingual-v3"
 MINILM_MODEL = "minilm-l6-v2"
+BLEND_MODEL = "use-minilm-blend"
 DEFAULT_RERANKER = "bi-encoder"
 PAIR_NETWORK_RERANKER = "nanoranker-v2"
-PACKAGED_MODELS = (DEFAULT_MODEL, MINILM_MODEL)
+PACKAGED_MODELS = (DEFAULT_MODEL, MINILM_MODEL, BLEND_MODEL)
 PACKAGED_RERANKERS = (DEFAULT_RERANKER, PAIR_NETWORK_RERANKER)
 
 
@@ -46,6 +47,12 @@ class InferenceSettings:
         "HINDSIGHT_EMBED_PACKAGED",
         PACKAGED_MODELS,
         f"Packaged embedding models to load, comma-separated, from: {', '.join(PACKAGED_MODELS)}.",
+    )
+    blend_english_weight: float = env(
+        "HINDSIGHT_EMBED_BLEND_WEIGHT",
+        0.5,
+        f"MiniLM's share of the {BLEND_MODEL} cosine between two Latin-script texts (USE has the rest; "
+        "other scripts are read by USE alone).",
     )
     model_dirs: tuple[str, ...] = env(
         "HINDSIGHT_EMBED_MODEL_DIRS",
@@ -116,6 +123,13 @@ class InferenceSettings:
             raise SettingsError(
                 f"HINDSIGHT_EMBED_PACKAGED: unknown model {unknown[0]!r}; "
                 f"choose from {', '.join(PACKAGED_MODELS)}"
+            )
+        if not 0.0 <= self.blend_english_weight <= 1.0:
+            raise SettingsError("HINDSIGHT_EMBED_BLEND_WEIGHT must lie between 0 and 1")
+        both = {DEFAULT_MODEL, MINILM_MODEL}
+        if BLEND_MODEL in self.packaged_models and not both <= set(self.packaged_models):
+            raise SettingsError(
+                f"HINDSIGHT_EMBED_PACKAGED: {BLEND_MODEL} reads {DEFAULT_MODEL} and {MINILM_MODEL}: load both"
             )
         embedders = set(self.packaged_models) | set(self.embedding_dirs)
         if self.model_name not in embedders:

@@ -10,11 +10,12 @@ A model directory holds ``tokenizer.json``, the graph (``model.onnx``, ``onnx/mo
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,12 +45,15 @@ class TextModelConfig:
     max_length: int = DEFAULT_MAX_TOKENS
     query_prefix: str = ""
     passage_prefix: str = ""
+    keep_end: bool = False
+    """A text over ``max_length`` keeps its last tokens (a conversation's latest words), not its first."""
 
     def fingerprint(self) -> bytes:
         """The settings that change the vectors, for the content hash."""
-        return json.dumps(
-            [self.pooling, self.max_length, self.query_prefix, self.passage_prefix], ensure_ascii=False
-        ).encode()
+        parts: list[object] = [self.pooling, self.max_length, self.query_prefix, self.passage_prefix]
+        if self.keep_end:  # only then: the hashes of stores built before the setting existed stay the same
+            parts.append("keep_end")
+        return json.dumps(parts, ensure_ascii=False).encode()
 
 
 @dataclass(frozen=True)
@@ -61,15 +65,16 @@ class ModelFiles:
     config: TextModelConfig
 
 
-def load_tokenizer(path: Path, max_length: int) -> Tokenizer:
-    """The tokenizer, truncating at ``max_length`` and not padding (:class:`_TokenGraph` pads each run).
+def load_tokenizer(path: Path, max_length: int, keep_end: bool = False) -> Tokenizer:
+    """The tokenizer, truncating at ``max_length`` (from the front when ``keep_end``) and not padding
+    (:class:`_TokenGraph` pads each run).
 
     Exported tokenizers often pad to a fixed length (e.g. 128): that wastes compute on short texts,
     so whatever padding the file sets is replaced.
     """
     tokenizer = Tokenizer.from_file(str(path))
     tokenizer.no_padding()
-    tokenizer.enable_truncation(max_length=max_length)
+    tokenizer.enable_truncation(max_length=max_length, direction="left" if keep_end else "right")
     return tokenizer
 
 
@@ -131,7 +136,8 @@ class TokenizerEmbedder:
     def __init__(self, name: str, files: ModelFiles, threads: int) -> None:
         self._name = name
         self._config = files.config
-        self._tokenizer = load_tokenizer(files.tokenizer, files.config.max_length)
+        self._files = files
+        self._tokenizer = load_tokenizer(files.tokenizer, files.config.max_length, files.config.keep_end)
         self._graph = _TokenGraph(files.graph, threads, pad_id_of(files.tokenizer))
         self._hash = content_hash(files)
         self._dimension = int(self.embed(["dimension probe"]).vectors.shape[1])
@@ -146,6 +152,16 @@ class TokenizerEmbedder:
                 "threads": threads,
             },
         )
+
+    def reading_the_end(self, max_length: int) -> TokenizerEmbedder:
+        """The same model (one graph, loaded once) reading at most a text's last ``max_length`` tokens."""
+        config = replace(self._config, max_length=max_length, keep_end=True)
+        files = replace(self._files, config=config)
+        tail = copy.copy(self)
+        tail._files, tail._config = files, config
+        tail._tokenizer = load_tokenizer(files.tokenizer, max_length, keep_end=True)
+        tail._hash = content_hash(files)
+        return tail
 
     @property
     def name(self) -> str:
@@ -212,7 +228,8 @@ class CrossEncoder:
     def __init__(self, name: str, files: ModelFiles, threads: int) -> None:
         self._name = name
         self._max_length = files.config.max_length
-        self._tokenizer = load_tokenizer(files.tokenizer, files.config.max_length)
+        self._files = files
+        self._tokenizer = load_tokenizer(files.tokenizer, files.config.max_length, files.config.keep_end)
         self._graph = _TokenGraph(files.graph, threads, pad_id_of(files.tokenizer))
         self._hash = content_hash(files)
         log.info("reranker loaded", extra={"model": name, "path": str(files.graph), "threads": threads})

@@ -44,7 +44,8 @@ class SemanticSettings:
     embedding_model: str = env(
         "HINDSIGHT_SEMANTIC_MODEL",
         "",
-        "Embedding model to ask the inference layer for; empty means its default.",
+        "Embedding model to ask the inference layer for; empty means its default. use-minilm-blend finds "
+        "English better, at a cost in write and recall time (docs/inference.md).",
     )
     inference_timeout: float = env(
         "HINDSIGHT_INFERENCE_TIMEOUT",

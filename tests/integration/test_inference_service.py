@@ -242,7 +242,7 @@ async def test_model_info_gives_the_dimension_and_the_hash_of_the_model_file(
         assert (info.name, info.dimension, info.max_length) == ("use-multilingual-v3", 512, 0)
         assert re.fullmatch(r"[0-9a-f]{64}", info.content_hash)
         assert info.content_hash == file_sha256(packaged_use_path())
-        assert list(info.models) == ["minilm-l6-v2", "use-multilingual-v3"]
+        assert list(info.models) == ["minilm-l6-v2", "use-minilm-blend", "use-multilingual-v3"]
         assert list(info.rerankers) == ["bi-encoder"]
     minilm = await stub.ModelInfo(inference_pb2.ModelInfoRequest(model="minilm-l6-v2"), timeout=10)
     assert (minilm.dimension, minilm.max_length) == (384, 256)

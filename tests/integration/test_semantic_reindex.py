@@ -15,7 +15,7 @@ import pytest
 from hindsight.cli.reindex import run_async as run_reindex
 from hindsight.contracts.common.v1 import common_pb2
 from hindsight.contracts.semantic.v1 import semantic_pb2, semantic_pb2_grpc
-from hindsight.inference.settings import DEFAULT_MODEL, MINILM_MODEL
+from hindsight.inference.settings import BLEND_MODEL, DEFAULT_MODEL, MINILM_MODEL
 from hindsight.runtime.errors import FailedPrecondition
 from hindsight.runtime.records import to_timestamp
 from hindsight.semantic.backend import connect
@@ -103,6 +103,25 @@ async def test_a_model_change_is_refused_at_start_until_reindex_and_then_recall_
     with pytest.raises(FailedPrecondition, match=f"holds 384-d vectors but model '{DEFAULT_MODEL}'"):
         async with open_service(old):
             pytest.fail("the old model must not reopen the new collection")
+
+
+async def test_a_store_moves_onto_the_blend_by_reindex_and_finds_english_and_chinese(
+    inference_addr: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "qdrant")
+    old = SemanticSettings(inference_addr=inference_addr, qdrant_path=path)
+    blend = SemanticSettings(inference_addr=inference_addr, qdrant_path=path, embedding_model=BLEND_MODEL)
+    await _fill(old)
+    async with semantic(old) as stub:
+        chinese = semantic_pb2.SemanticRecord(id="zh", text="我妹妹上个月搬到了杭州。")
+        await stub.Upsert(semantic_pb2.UpsertRequest(bank_id="bank-a", records=[chinese]), timeout=TIMEOUT)
+    _reindex_env(monkeypatch, blend)
+    assert await run_reindex(_args(), io.StringIO()) == 0
+    assert BLEND_MODEL in (await _active(path) or "")
+    async with semantic(blend) as stub:
+        assert (await _top(stub, "bank-a", "Where does the cat nap?"))[0] == "cat"
+        assert (await _top(stub, "bank-a", "train journey to Germany"))[0] == "trip"
+        assert (await _top(stub, "bank-a", "我妹妹现在住在哪个城市？"))[0] == "zh"
 
 
 async def test_a_bank_only_reindex_under_the_same_model_keeps_every_other_bank(
