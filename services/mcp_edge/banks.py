@@ -40,6 +40,12 @@ def keyed(candidate: Candidate) -> Candidate:
     )
 
 
+def source_keys(memory: RecalledMemory, keyed_by_bank: bool) -> set[str]:
+    """The turns ``memory`` was drawn from, keyed as the recall keys ids (``bank/id`` across banks)."""
+    sources = memory.meta.source_turn_ids
+    return {_key(memory.bank_id, turn) for turn in sources} if keyed_by_bank else set(sources)
+
+
 def unkeyed(memory: RecalledMemory) -> RecalledMemory:
     """A fused memory with its ids as its bank knows them (the inverse of :func:`keyed`)."""
     return dataclasses.replace(

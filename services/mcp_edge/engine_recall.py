@@ -249,7 +249,7 @@ class Recalling(LayerAsking, RecallWarnings, Fusing, AccessNotes):
         fused = await self._check(fused, q)
         fused = below_successors(fused, asked)  # a corrected statement ranks below its correction
         if self.settings.drawn_after_sources:  # a fact of a turn already above it: past the head
-            fused = drawn_after_sources(fused)
+            fused = drawn_after_sources(fused, keyed_by_bank=bool(q.bank_ids))
         pool, fused = fused, fused[: max(q.top_k, self.reranker.head if self.reranker else 0)]
         if self.reranker is not None:  # the head is reordered within what is left of the deadline
             reranked = await self.reranker.rerank(q.banks[0], q.query, fused, deadline)

@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from hindsight.mcp_edge.banks import source_keys
 from hindsight.mcp_edge.domain import Candidate, LayerName, RecalledMemory
 from hindsight.runtime.records import TimeRange, Trust
 from hindsight.runtime.rewrites import min_max_scaled
@@ -328,9 +329,12 @@ def below_successors(
     return result
 
 
-def drawn_after_sources(memories: Sequence[RecalledMemory]) -> list[RecalledMemory]:
+def drawn_after_sources(
+    memories: Sequence[RecalledMemory], keyed_by_bank: bool = False
+) -> list[RecalledMemory]:
     """The memories with each one drawn from turns that all rank above it (a fact extracted from a turn
     already in the list, an episode of turns already there) moved to the end, in its order.
+    ``keyed_by_bank``: a recall over several banks, whose ids are ``bank/id`` while they are fused.
 
     It says again what its turns say: in the first ``top_k`` it takes the place of other evidence. It is
     not dropped, so a short list still holds it, and a fact that carries a validity the turn does not
@@ -339,7 +343,7 @@ def drawn_after_sources(memories: Sequence[RecalledMemory]) -> list[RecalledMemo
     kept: list[RecalledMemory] = []
     repeated: list[RecalledMemory] = []
     for memory in memories:
-        sources = set(memory.meta.source_turn_ids) - {memory.id}
+        sources = source_keys(memory, keyed_by_bank) - {memory.id}
         if memory.kind != "lesson" and sources and sources <= seen:
             repeated.append(memory)
             continue

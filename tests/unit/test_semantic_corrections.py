@@ -3,6 +3,7 @@ earlier one, and how recall ranks a replaced memory below the one that replaced 
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 
 import pytest
@@ -365,3 +366,18 @@ def test_a_fact_of_turns_already_above_it_waits_at_the_end_and_is_not_dropped() 
     ]
     turn_below = [_drawn("fact-of-t1", "t1"), memory("t1", 0.9, 1)]  # the fact first: nothing moves
     assert drawn_after_sources(turn_below) == turn_below
+
+
+def test_across_banks_a_fact_waits_only_behind_its_own_banks_turn() -> None:
+    def in_bank(bank: str, item: RecalledMemory) -> RecalledMemory:
+        return dataclasses.replace(item, id=f"{bank}/{item.id}", bank_id=bank)
+
+    given = [
+        in_bank("home", memory("t1", 0.9, 1)),
+        in_bank("work", _drawn("fact-of-t1", "t1")),  # another bank's t1: a different turn, stays
+        in_bank("home", _drawn("fact-of-t1", "t1")),  # says again what home's t1 says
+        in_bank("work", memory("t2", 0.5, 2)),
+    ]
+    ranked = drawn_after_sources(given, keyed_by_bank=True)
+    assert [m.id for m in ranked] == ["home/t1", "work/fact-of-t1", "work/t2", "home/fact-of-t1"]
+    assert drawn_after_sources(given) == given  # read with unkeyed sources, nothing would match
