@@ -75,7 +75,7 @@ class BlendedEmbedder:
         return self._hash
 
     def embed(self, texts: Sequence[str]) -> Embedded:
-        queries = [text.startswith(QUERY_MARK) for text in texts]
+        queries = np.array([text.startswith(QUERY_MARK) for text in texts], dtype=bool)
         texts = [text.removeprefix(QUERY_MARK) for text in texts]
         latin = np.array([mostly_latin(text) for text in texts], dtype=bool)
         multilingual = self._multilingual.embed(texts)
@@ -84,7 +84,7 @@ class BlendedEmbedder:
         vectors[:, :width] = multilingual.vectors
         truncated = multilingual.truncated.copy()
         for reader, asked in ((self._english, False), (self._english_queries, True)):
-            rows = np.flatnonzero(latin & (np.array(queries, dtype=bool) == asked))
+            rows = np.flatnonzero(latin & (queries == asked))
             if not len(rows):
                 continue
             english = reader.embed([texts[int(row)] for row in rows])

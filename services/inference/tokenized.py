@@ -135,7 +135,6 @@ class TokenizerEmbedder:
 
     def __init__(self, name: str, files: ModelFiles, threads: int) -> None:
         self._name = name
-        self._config = files.config
         self._files = files
         self._tokenizer = load_tokenizer(files.tokenizer, files.config.max_length, files.config.keep_end)
         self._graph = _TokenGraph(files.graph, threads, pad_id_of(files.tokenizer))
@@ -158,10 +157,14 @@ class TokenizerEmbedder:
         config = replace(self._config, max_length=max_length, keep_end=True)
         files = replace(self._files, config=config)
         tail = copy.copy(self)
-        tail._files, tail._config = files, config
+        tail._files = files
         tail._tokenizer = load_tokenizer(files.tokenizer, max_length, keep_end=True)
         tail._hash = content_hash(files)
         return tail
+
+    @property
+    def _config(self) -> TextModelConfig:
+        return self._files.config
 
     @property
     def name(self) -> str:
@@ -228,8 +231,7 @@ class CrossEncoder:
     def __init__(self, name: str, files: ModelFiles, threads: int) -> None:
         self._name = name
         self._max_length = files.config.max_length
-        self._files = files
-        self._tokenizer = load_tokenizer(files.tokenizer, files.config.max_length, files.config.keep_end)
+        self._tokenizer = load_tokenizer(files.tokenizer, files.config.max_length)
         self._graph = _TokenGraph(files.graph, threads, pad_id_of(files.tokenizer))
         self._hash = content_hash(files)
         log.info("reranker loaded", extra={"model": name, "path": str(files.graph), "threads": threads})
