@@ -54,7 +54,9 @@ SEED_TURNS = ("fz-1", "fz-2", "fz-3", "fz-4")
 SESSION = "fuzz-session"
 FIELD_CODES = frozenset({"INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "OUT_OF_RANGE"})
 """Refusals of a request's content: their message must lead with the field (``turns[0].text: ...``)."""
-FIELD_FIRST = re.compile(r"^[A-Za-z_][\w.\[\]]*(, [A-Za-z_][\w.\[\]]*)*: ")
+_FIELD = r'[A-Za-z_](?:[\w.]|\[\w*\]|\["(?:[^"\\]|\\.)*"\])*'
+"""A field path: names, indexes (``turns[0]``) and JSON-quoted map keys (``bank_weights["a: b"]``)."""
+FIELD_FIRST = re.compile(rf"^{_FIELD}(, {_FIELD})*: ")
 CONNECTION_CLOSED = -32000
 """The official client's code for a connection that broke (it reconnects; the case is a failure)."""
 

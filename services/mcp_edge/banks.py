@@ -10,6 +10,7 @@ its bank; the answer splits the keys again (:func:`unkeyed`) and names each memo
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 
 from hindsight.mcp_edge.domain import Candidate, RecalledMemory
@@ -62,10 +63,12 @@ def check_weights(
     """Per-bank weights: each names a bank of the recall and lies in 0..:data:`MAX_BANK_WEIGHT`."""
     checked: dict[str, float] = {}
     for bank, weight in weights.items():
+        # the key quoted: a bank id may hold ": " or "]", which must not end the field's name early
+        entry = f"{field}[{json.dumps(bank, ensure_ascii=False)}]"
         if bank not in banks:
-            raise InvalidArgument(f"{field}[{bank}]", "names a bank the recall does not read")
+            raise InvalidArgument(entry, "names a bank the recall does not read")
         if not 0.0 <= weight <= MAX_BANK_WEIGHT:  # also refuses NaN
-            raise InvalidArgument(f"{field}[{bank}]", f"must be between 0 and {MAX_BANK_WEIGHT:g}")
+            raise InvalidArgument(entry, f"must be between 0 and {MAX_BANK_WEIGHT:g}")
         checked[bank] = float(weight)
     return checked
 

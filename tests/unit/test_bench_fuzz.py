@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+
 from hindsight.bench.fuzz import FAMILIES, FIELD_FIRST, Outcome, Tally, _shares, add_arguments
+from hindsight.mcp_edge.banks import check_weights
+from hindsight.runtime.errors import InvalidArgument
 
 
 def test_the_summary_has_the_keys_the_bench_promises_and_counts_each_kind() -> None:
@@ -28,6 +32,15 @@ def test_a_refusal_names_its_field_first() -> None:
     assert FIELD_FIRST.match("bank_id: is required")
     assert not FIELD_FIRST.match("internal error (request id 1)")
     assert not FIELD_FIRST.match("Exception deserializing request!")
+
+
+@pytest.mark.parametrize("bank", [":", "a: b", "x]: y", 'say "hi"', "银行", "plain-bank"])
+def test_a_refused_bank_weight_names_its_key_quoted_whatever_the_key_holds(bank: str) -> None:
+    with pytest.raises(InvalidArgument) as refused:
+        check_weights({bank: 1.0}, ["own"])
+    message = str(refused.value)
+    assert FIELD_FIRST.match(message), message
+    assert message.startswith("bank_weights[") and bank.replace('"', '\\"') in message
 
 
 def test_cases_are_spread_over_every_family_and_add_up() -> None:
