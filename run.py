@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import venv
@@ -78,8 +79,23 @@ def main(argv: list[str]) -> int:
         return install_llm(rest)
     ensure_installed(with_tests=command == "test")
     if command == "test":
-        return subprocess.call([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT)
-    return subprocess.call([str(BIN / "hindsight"), command, *rest])
+        return run_to_the_end([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT)
+    return run_to_the_end([str(BIN / "hindsight"), command, *rest])
+
+
+def run_to_the_end(argv: list[str], cwd: Path | None = None) -> int:
+    """Run the command and wait until it exits, Ctrl-C included.
+
+    The terminal sends Ctrl-C to the command as well (one process group): `hindsight up` then stops its
+    services and stores, pytest prints its summary. ``subprocess.call`` would kill the command a quarter
+    of a second later, leaving the services and the embedded PostgreSQL running with no supervisor.
+    """
+    process = subprocess.Popen(argv, cwd=cwd)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return process.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 if __name__ == "__main__":
